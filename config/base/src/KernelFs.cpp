@@ -1,0 +1,54 @@
+#include "mtm/KernelFs.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace mtm {
+
+std::filesystem::path KernelFs::resolve(std::string_view path) const {
+  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  return root_ / path;
+}
+
+Result<std::string> KernelFs::read(std::string_view path) const {
+  // sysfs and procfs files report a size of 0 or 4096: read until EOF, never trust st_size.
+  const auto full = resolve(path);
+  int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error::fromErrno("read " + full.string(), errno);
+  std::string text;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return Error::fromErrno("read " + full.string(), err);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+Result<std::vector<std::string>> KernelFs::list(std::string_view dir) const {
+  const auto full = resolve(dir);
+  std::error_code ec;
+  std::filesystem::directory_iterator it(full, ec);
+  if (ec) return Error::fromErrno("list " + full.string(), ec.value());
+  std::vector<std::string> names;
+  for (const auto& entry : it) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool KernelFs::exists(std::string_view path) const {
+  std::error_code ec;
+  return std::filesystem::exists(resolve(path), ec);
+}
+
+}  // namespace mtm

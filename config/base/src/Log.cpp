@@ -1,0 +1,138 @@
+#include "mtm/Log.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include <bpf/libbpf.h>
+#include <numa.h>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+namespace mtm::log {
+namespace {
+
+// stderr lines with a syslog priority prefix ("<3>...") for journald.
+class JournalSink final : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    std::fprintf(stderr, "<%d>%.*s", priority(msg.level), static_cast<int>(line.size()),
+                 line.data());
+  }
+  void flush_() override { std::fflush(stderr); }
+
+ private:
+  static int priority(spdlog::level::level_enum level) {
+    switch (level) {
+      case spdlog::level::critical: return 2;
+      case spdlog::level::err: return 3;
+      case spdlog::level::warn: return 4;
+      case spdlog::level::info: return 6;
+      default: return 7;
+    }
+  }
+};
+
+std::shared_ptr<spdlog::logger>& instance() {
+  static std::shared_ptr<spdlog::logger> logger;
+  return logger;
+}
+
+std::string vformat(const char* fmt, va_list args) {
+  char buf[1024];
+  int n = std::vsnprintf(buf, sizeof buf, fmt, args);
+  std::string s(buf, n < 0 ? 0 : std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+int libbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
+  std::string text = vformat(fmt, args);
+  switch (level) {
+    case LIBBPF_WARN: get().warn("libbpf: {}", text); break;
+    case LIBBPF_INFO: get().info("libbpf: {}", text); break;
+    case LIBBPF_DEBUG: get().debug("libbpf: {}", text); break;
+  }
+  return 0;
+}
+
+#ifdef NDEBUG
+constexpr const char* kSource = "";
+#else
+constexpr const char* kSource = " [%s:%#]";
+#endif
+
+}  // namespace
+
+void setup(std::string_view program, spdlog::level::level_enum level, Target target) {
+  auto& logger = instance();
+  if (target == Target::Auto) {
+    target = std::getenv("JOURNAL_STREAM") != nullptr ? Target::Journal : Target::Terminal;
+  }
+  spdlog::sink_ptr sink;
+  std::string pattern;
+  if (target == Target::Journal) {
+    sink = std::make_shared<JournalSink>();
+    pattern = std::string("%v") + kSource;
+  } else {
+    sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    pattern = std::string("%Y-%m-%d %H:%M:%S.%e %n %l: %v") + kSource;
+  }
+  sink->set_pattern(pattern);
+  logger = std::make_shared<spdlog::logger>(std::string(program), sink);
+  logger->set_level(level);
+  logger->flush_on(spdlog::level::warn);
+  libbpf_set_print(libbpfPrint);
+}
+
+spdlog::logger& get() {
+  auto& logger = instance();
+  if (!logger) setup("mtm");
+  return *logger;
+}
+
+bool parseLevel(std::string_view name, spdlog::level::level_enum& out) {
+  for (auto level : {spdlog::level::trace, spdlog::level::debug, spdlog::level::info,
+                     spdlog::level::warn, spdlog::level::err, spdlog::level::off}) {
+    auto sv = spdlog::level::to_string_view(level);
+    if (name == std::string_view(sv.data(), sv.size()) || (name == "error" && level == spdlog::level::err)) {
+      out = level;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool RateLimit::allow(std::chrono::steady_clock::time_point now, unsigned& suppressed) {
+  if (now < next_) {
+    ++held_;
+    return false;
+  }
+  suppressed = held_;
+  held_ = 0;
+  next_ = now + interval_;
+  return true;
+}
+
+}  // namespace mtm::log
+
+// libnuma reports through these weak hooks; a program-wide definition replaces its own
+// (numa(3): "numa_error ... and numa_warn ... can be overridden").
+extern "C" void numa_error(char* where) {
+  mtm::log::get().error("libnuma: {}: {}", where, std::strerror(errno));
+}
+
+extern "C" void numa_warn(int number, char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  std::string text = mtm::log::vformat(fmt, args);
+  va_end(args);
+  mtm::log::get().warn("libnuma: {} (warning {})", text, number);
+}

@@ -1,0 +1,29 @@
+#pragma once
+// YAML -> Config. Every problem is reported, one line each:
+//   mtm.yaml:14: policy.hot_threshold: expected a number in [0, 1] or a percentage, got "9x"
+// A failed load changes nothing: the caller keeps the config it had.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mtm/Result.h"
+#include "mtm/config/Config.h"
+
+namespace mtm::config {
+
+// `sourceName` is what error lines start with (a file name).
+Result<Config> parseConfig(std::string_view yaml, const std::string& sourceName);
+Result<Config> loadConfigFile(const std::string& path);
+
+// config/mtm.yaml as compiled into the program.
+std::string_view defaultConfigText();
+const Config& defaultConfig();
+
+// The config as YAML, every key present.
+std::string renderConfig(const Config& config);
+
+// Every key path ("profiler.interval_ms", "tiers.list[].nodes"), for documentation checks.
+std::vector<std::string> configKeys();
+
+}  // namespace mtm::config

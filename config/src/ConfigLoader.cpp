@@ -1,0 +1,247 @@
+#include "mtm/config/ConfigLoader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "Schema.h"
+#include "mtm/Parse.h"
+
+namespace mtm::embedded {
+extern const std::string_view kDefaultConfig;
+}
+
+namespace mtm::config {
+namespace {
+
+using namespace schema;
+
+void checkWatermarks(const YAML::Node& at, const std::string& path, double low, double high, Context& ctx) {
+  if (low > high)
+    ctx.fail(at, path + ".low_watermark", "expected at most high_watermark (" + std::to_string(high) +
+                                               "), got " + std::to_string(low));
+}
+
+const Section<TierSpec>& tierSpecSection() {
+  static const Section<TierSpec> s = [] {
+    Section<TierSpec> t;
+    t.field("name", &TierSpec::name, Text{})
+        .field("nodes", &TierSpec::nodes, NodeList{})
+        .field("capacity", &TierSpec::capacityBytes, Size{})
+        .field("low_watermark", &TierSpec::lowWatermark, Optional<Fraction, double>{{}, {{}, 0, 1}})
+        .field("high_watermark", &TierSpec::highWatermark, Optional<Fraction, double>{{}, {{}, 0, 1}})
+        .check([](const YAML::Node& n, const std::string& path, TierSpec& spec, Context& ctx) {
+          spec.origin = ctx.origin(n);
+          if (!n["nodes"]) ctx.fail(n, path + ".nodes", "missing: every tier needs its nodes");
+          if (spec.lowWatermark && spec.highWatermark)
+            checkWatermarks(n, path, *spec.lowWatermark, *spec.highWatermark, ctx);
+        });
+    return t;
+  }();
+  return s;
+}
+
+const Section<TiersConfig>& tiersSection() {
+  static const Section<TiersConfig> s = [] {
+    Section<TiersConfig> t;
+    t.field("discovery", &TiersConfig::discovery,
+            Enum<Discovery>{{}, {{"auto", Discovery::Auto}, {"kernel", Discovery::Kernel},
+                                 {"hmat", Discovery::Hmat}, {"distance", Discovery::Distance}}})
+        .field("low_watermark", &TiersConfig::lowWatermark, Fraction{{}, 0, 1})
+        .field("high_watermark", &TiersConfig::highWatermark, Fraction{{}, 0, 1})
+        .field("list", &TiersConfig::list, ListOf<TierSpec>{{}, &tierSpecSection()})
+        .check([](const YAML::Node& n, const std::string& path, TiersConfig& tiers, Context& ctx) {
+          checkWatermarks(n, path, tiers.lowWatermark, tiers.highWatermark, ctx);
+          std::map<int, std::string> owner;
+          std::set<std::string> names;
+          for (size_t i = 0; i < tiers.list.size(); ++i) {
+            const auto& spec = tiers.list[i];
+            const std::string item = path + ".list[" + std::to_string(i) + "]";
+            const YAML::Node at = n["list"][i];
+            if (!spec.name.empty() && !names.insert(spec.name).second)
+              ctx.fail(at["name"], item + ".name", "tier name \"" + spec.name + "\" is used twice");
+            for (int node : spec.nodes) {
+              auto [it, fresh] = owner.emplace(node, item);
+              if (!fresh)
+                ctx.fail(at["nodes"], item + ".nodes",
+                         "node " + std::to_string(node) + " is already in " + it->second + ": a node belongs to one tier");
+            }
+          }
+        });
+    return t;
+  }();
+  return s;
+}
+
+const Section<ProfilerConfig>& profilerSection() {
+  static const Section<ProfilerConfig> s = [] {
+    Section<ProfilerConfig> p;
+    p.field("interval_ms", &ProfilerConfig::intervalMs, UInt{{}, 10, 3600000})
+        .field("budget", &ProfilerConfig::budget, Fraction{{}, 0.0001, 1})
+        .field("sources", &ProfilerConfig::sources,
+               TextList{{}, {}, {"hw_sample", "ebpf_abit", "page_fault", "damon_vaddr"}})
+        .field("hotness_decay", &ProfilerConfig::hotnessDecay, Fraction{{}, 0, 0.99})
+        .field("max_regions", &ProfilerConfig::maxRegions, UInt{{}, 1, 1000000})
+        .field("min_region", &ProfilerConfig::minRegionBytes, Size{})
+        .field("split_variation", &ProfilerConfig::splitVariation, Fraction{{}, 0, 10})
+        .field("merge_difference", &ProfilerConfig::mergeDifference, Fraction{{}, 0, 1})
+        .field("hw_event", &ProfilerConfig::hwEvent, Text{})
+        .field("hw_sample_period", &ProfilerConfig::hwSamplePeriod, UInt{{}, 1, 1ull << 32})
+        .check([](const YAML::Node& n, const std::string& path, ProfilerConfig& cfg, Context& ctx) {
+          if (cfg.minRegionBytes < 4096 || cfg.minRegionBytes % 4096 != 0)
+            ctx.fail(n["min_region"] ? n["min_region"] : n, path + ".min_region",
+                     "expected a multiple of 4KiB, got " + std::to_string(cfg.minRegionBytes) + " bytes");
+          std::set<std::string> seen;
+          for (const auto& src : cfg.sources)
+            if (!seen.insert(src).second)
+              ctx.fail(n["sources"], path + ".sources", "source \"" + src + "\" is listed twice");
+        });
+    return p;
+  }();
+  return s;
+}
+
+const Section<PolicyConfig>& policySection() {
+  static const Section<PolicyConfig> s = [] {
+    Section<PolicyConfig> p;
+    p.field("name", &PolicyConfig::name, Choice{{}, {"mtm", "two_tier", "none"}})
+        .field("hot_threshold", &PolicyConfig::hotThreshold, Fraction{{}, 0, 1})
+        .field("cold_threshold", &PolicyConfig::coldThreshold, Fraction{{}, 0, 1})
+        .field("promote_margin", &PolicyConfig::promoteMargin, Fraction{{}, 0, 1})
+        .field("cooldown_s", &PolicyConfig::cooldownS, UInt{{}, 0, 86400})
+        .field("thp_split_skew", &PolicyConfig::thpSplitSkew, Fraction{{}, 0, 1})
+        .field("thp_collapse_skew", &PolicyConfig::thpCollapseSkew, Fraction{{}, 0, 1})
+        .check([](const YAML::Node& n, const std::string& path, PolicyConfig& cfg, Context& ctx) {
+          if (cfg.coldThreshold >= cfg.hotThreshold)
+            ctx.fail(n, path + ".cold_threshold", "expected less than hot_threshold (" +
+                     std::to_string(cfg.hotThreshold) + "), got " + std::to_string(cfg.coldThreshold));
+          if (cfg.thpCollapseSkew >= cfg.thpSplitSkew)
+            ctx.fail(n, path + ".thp_collapse_skew", "expected less than thp_split_skew (" +
+                     std::to_string(cfg.thpSplitSkew) + "), got " + std::to_string(cfg.thpCollapseSkew));
+        });
+    return p;
+  }();
+  return s;
+}
+
+const Section<MigrationConfig>& migrationSection() {
+  static const Section<MigrationConfig> s = [] {
+    Section<MigrationConfig> m;
+    m.field("mover", &MigrationConfig::mover, Choice{{}, {"move_pages", "none"}})
+        .field("batch_pages", &MigrationConfig::batchPages, UInt{{}, 1, 1 << 20})
+        .field("threads", &MigrationConfig::threads, UInt{{}, 1, 64})
+        .field("max_rate", &MigrationConfig::maxRateBytes, Rate{})
+        .field("max_pages_per_interval", &MigrationConfig::maxPagesPerInterval, UInt{{}, 1, 1ull << 32})
+        .field("retries", &MigrationConfig::retries, UInt{{}, 0, 100})
+        .field("dry_run", &MigrationConfig::dryRun, Bool{});
+    return m;
+  }();
+  return s;
+}
+
+const Section<TargetsConfig>& targetsSection() {
+  static const Section<TargetsConfig> s = [] {
+    Section<TargetsConfig> t;
+    t.field("pids", &TargetsConfig::pids, PidList{})
+        .field("cgroups", &TargetsConfig::cgroups, TextList{{}, {{}, true}, {}})
+        .field("commands", &TargetsConfig::commands, TextList{});
+    return t;
+  }();
+  return s;
+}
+
+const Section<DaemonConfig>& daemonSection() {
+  static const Section<DaemonConfig> s = [] {
+    Section<DaemonConfig> d;
+    d.field("socket", &DaemonConfig::socket, Text{{}, true})
+        .field("lock_file", &DaemonConfig::lockFile, Text{{}, true})
+        .field("log_level", &DaemonConfig::logLevel,
+               Choice{{}, {"trace", "debug", "info", "warn", "error", "off"}});
+    return d;
+  }();
+  return s;
+}
+
+const Section<Config>& rootSection() {
+  static const Section<Config> s = [] {
+    Section<Config> c;
+    c.field("tiers", &Config::tiers, Nested<TiersConfig>{{}, &tiersSection()})
+        .field("profiler", &Config::profiler, Nested<ProfilerConfig>{{}, &profilerSection()})
+        .field("policy", &Config::policy, Nested<PolicyConfig>{{}, &policySection()})
+        .field("migration", &Config::migration, Nested<MigrationConfig>{{}, &migrationSection()})
+        .field("targets", &Config::targets, Nested<TargetsConfig>{{}, &targetsSection()})
+        .field("daemon", &Config::daemon, Nested<DaemonConfig>{{}, &daemonSection()});
+    return c;
+  }();
+  return s;
+}
+
+std::string joinLines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
+  return out;
+}
+
+}  // namespace
+
+Result<Config> parseConfig(std::string_view yaml, const std::string& sourceName) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::ParserException& e) {
+    return Error(sourceName + ":" + std::to_string(e.mark.line + 1) + ": syntax error: " + e.msg);
+  }
+  Context ctx{sourceName, {}};
+  Config config;
+  config.source = sourceName;
+  try {
+    rootSection().read(root, "", config, ctx);
+  } catch (const YAML::Exception& e) {
+    ctx.errors.push_back(sourceName + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  if (!ctx.errors.empty()) return Error(joinLines(ctx.errors));
+  return config;
+}
+
+Result<Config> loadConfigFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error::fromErrno(path + ": cannot read config", errno);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Error::fromErrno(path + ": cannot read config", errno);
+  return parseConfig(text.str(), path);
+}
+
+std::string_view defaultConfigText() { return embedded::kDefaultConfig; }
+
+const Config& defaultConfig() {
+  static const Config config = [] {
+    auto parsed = parseConfig(defaultConfigText(), "<embedded default>");
+    MTM_CHECK(parsed.ok());
+    return std::move(parsed).value();
+  }();
+  return config;
+}
+
+std::string renderConfig(const Config& config) {
+  YAML::Emitter e;
+  rootSection().write(e, config);
+  return std::string(e.c_str()) + "\n";
+}
+
+std::vector<std::string> configKeys() {
+  std::vector<std::string> keys;
+  tiersSection().keys("tiers.", keys);
+  tierSpecSection().keys("tiers.list[].", keys);
+  profilerSection().keys("profiler.", keys);
+  policySection().keys("policy.", keys);
+  migrationSection().keys("migration.", keys);
+  targetsSection().keys("targets.", keys);
+  daemonSection().keys("daemon.", keys);
+  return keys;
+}
+
+}  // namespace mtm::config

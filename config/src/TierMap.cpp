@@ -1,0 +1,215 @@
+#include "mtm/config/TierMap.h"
+
+#include <algorithm>
+#include <map>
+
+#include "mtm/Parse.h"
+
+namespace mtm::config {
+namespace {
+
+using Grouping = std::vector<std::vector<int>>;  // node groups, fastest first
+
+// Kernel memory tiers: lower memory_tierN ids hold faster memory (abstract distance / 128).
+std::optional<Grouping> byKernelTiers(const Topology& topo, std::string& why) {
+  if (topo.kernelTiers.empty()) {
+    why = "the kernel reports no memory tiers";
+    return std::nullopt;
+  }
+  Grouping groups;
+  for (const auto& [id, nodes] : topo.kernelTiers) {
+    std::vector<int> withMemory;
+    for (int n : nodes)
+      if (const auto* node = topo.node(n); node && node->hasMemory) withMemory.push_back(n);
+    if (!withMemory.empty()) groups.push_back(withMemory);
+  }
+  size_t covered = 0;
+  for (const auto& g : groups) covered += g.size();
+  if (covered != topo.memoryNodes().size()) {
+    why = "the kernel's memory tiers do not cover every memory node";
+    return std::nullopt;
+  }
+  return groups;
+}
+
+// HMAT: equal (read latency, read bandwidth) form a tier; lower latency first, then more bandwidth.
+std::optional<Grouping> byHmat(const Topology& topo, std::string& why) {
+  std::map<std::pair<uint64_t, int64_t>, std::vector<int>> classes;
+  for (int id : topo.memoryNodes()) {
+    const auto* node = topo.node(id);
+    if (!node->hmat) {
+      why = "node" + std::to_string(id) + " has no HMAT access attributes";
+      return std::nullopt;
+    }
+    classes[{node->hmat->readLatencyNs, -static_cast<int64_t>(node->hmat->readBandwidthMBps)}].push_back(id);
+  }
+  Grouping groups;
+  for (auto& [key, nodes] : classes) groups.push_back(nodes);
+  return groups;
+}
+
+// SLIT distances: each memory node's distance from the nearest node with CPUs.
+std::optional<int> distanceFromCpus(const Topology& topo, const NumaNode& node) {
+  std::optional<int> best;
+  for (int cpuNode : topo.cpuNodes()) {
+    auto it = node.distance.find(cpuNode);
+    if (it != node.distance.end() && (!best || it->second < *best)) best = it->second;
+  }
+  return best;
+}
+
+std::optional<Grouping> byDistance(const Topology& topo, std::string& why) {
+  if (topo.cpuNodes().empty()) {
+    why = "no node reports CPUs";
+    return std::nullopt;
+  }
+  std::map<int, std::vector<int>> classes;
+  for (int id : topo.memoryNodes()) {
+    auto d = distanceFromCpus(topo, *topo.node(id));
+    if (!d) {
+      why = "node" + std::to_string(id) + " has no distance to a CPU node";
+      return std::nullopt;
+    }
+    classes[*d].push_back(id);
+  }
+  Grouping groups;
+  for (auto& [d, nodes] : classes) groups.push_back(nodes);
+  return groups;
+}
+
+Tier describeTier(const Topology& topo, const std::vector<int>& nodes, const TiersConfig& config) {
+  Tier t;
+  t.nodes = nodes;
+  t.lowWatermark = config.lowWatermark;
+  t.highWatermark = config.highWatermark;
+  std::optional<int> kernelTier;
+  bool sameKernelTier = true;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto* node = topo.node(nodes[i]);
+    t.totalBytes += node->totalBytes;
+    t.freeBytes += node->freeBytes;
+    if (node->hmat) {
+      t.readLatencyNs = std::max(t.readLatencyNs.value_or(0), node->hmat->readLatencyNs);
+      t.readBandwidthMBps = std::min(t.readBandwidthMBps.value_or(UINT64_MAX), node->hmat->readBandwidthMBps);
+    }
+    if (auto d = distanceFromCpus(topo, *node)) t.minDistance = std::max(t.minDistance.value_or(0), *d);
+    if (i == 0) kernelTier = node->kernelTier;
+    else if (node->kernelTier != kernelTier) sameKernelTier = false;
+  }
+  if (sameKernelTier) t.kernelTier = kernelTier;
+  t.capacityBytes = t.totalBytes;
+  return t;
+}
+
+std::string describeGrouping(const Grouping& g) {
+  std::string s;
+  for (const auto& nodes : g) s += (s.empty() ? "" : " > ") + formatNodeList(nodes);
+  return s;
+}
+
+Result<TierMap> fromConfigList(const Topology& topo, const TiersConfig& config) {
+  TierMap map;
+  map.source = TierSource::Config;
+  const auto memoryNodes = topo.memoryNodes();
+  std::vector<int> listed;
+  for (const auto& spec : config.list) {
+    for (int n : spec.nodes) {
+      const auto* node = topo.node(n);
+      if (node == nullptr || !node->hasMemory)
+        return Error(spec.origin + ": tiers.list: node " + std::to_string(n) +
+                     (node ? " has no memory" : " is not on this machine") + " (memory nodes: " +
+                     formatNodeList(memoryNodes) + ")");
+      listed.push_back(n);
+    }
+    Tier t = describeTier(topo, spec.nodes, config);
+    if (spec.capacityBytes > t.totalBytes)
+      return Error(spec.origin + ": tiers.list: capacity " + formatBytes(spec.capacityBytes) +
+                   " is above the " + formatBytes(t.totalBytes) + " that nodes " +
+                   formatNodeList(spec.nodes) + " have");
+    if (spec.capacityBytes != 0) t.capacityBytes = spec.capacityBytes;
+    t.name = spec.name;
+    t.lowWatermark = spec.lowWatermark.value_or(config.lowWatermark);
+    t.highWatermark = spec.highWatermark.value_or(config.highWatermark);
+    if (t.lowWatermark > t.highWatermark)
+      return Error(spec.origin + ": tiers.list: low_watermark is above high_watermark");
+    map.tiers.push_back(t);
+  }
+  for (int n : memoryNodes)
+    if (std::find(listed.begin(), listed.end(), n) == listed.end()) map.unmanagedNodes.push_back(n);
+  map.notes.push_back("tiers from tiers.list (" + config.list.front().origin + ")");
+  if (!map.unmanagedNodes.empty())
+    map.notes.push_back("nodes " + formatNodeList(map.unmanagedNodes) + " are in no tier: mtm leaves their pages alone");
+  return map;
+}
+
+}  // namespace
+
+const char* tierSourceName(TierSource source) {
+  switch (source) {
+    case TierSource::Config: return "config";
+    case TierSource::Kernel: return "kernel";
+    case TierSource::Hmat: return "hmat";
+    case TierSource::Distance: return "distance";
+    case TierSource::Single: return "single";
+  }
+  return "?";
+}
+
+int TierMap::tierOfNode(int node) const {
+  for (const auto& t : tiers)
+    if (std::find(t.nodes.begin(), t.nodes.end(), node) != t.nodes.end()) return t.index;
+  return -1;
+}
+
+Result<TierMap> buildTierMap(const Topology& topo, const TiersConfig& config) {
+  if (topo.memoryNodes().empty()) return Error("no NUMA node has memory: nothing to manage");
+  TierMap map;
+  if (!config.list.empty()) {
+    auto listed = fromConfigList(topo, config);
+    if (!listed) return listed;
+    map = std::move(*listed);
+  } else {
+    struct Candidate {
+      TierSource source;
+      std::optional<Grouping> (*group)(const Topology&, std::string&);
+      Discovery mode;
+    };
+    const Candidate candidates[] = {{TierSource::Kernel, byKernelTiers, Discovery::Kernel},
+                                    {TierSource::Hmat, byHmat, Discovery::Hmat},
+                                    {TierSource::Distance, byDistance, Discovery::Distance}};
+    std::optional<Grouping> chosen;
+    std::string whyNot;
+    for (const auto& c : candidates) {
+      if (config.discovery != Discovery::Auto && config.discovery != c.mode) continue;
+      std::string why;
+      auto g = c.group(topo, why);
+      if (!g) {
+        if (config.discovery == c.mode)
+          return Error(std::string("tiers.discovery is ") + tierSourceName(c.source) + " but " + why);
+        map.notes.push_back(std::string("not using ") + tierSourceName(c.source) + ": " + why);
+        continue;
+      }
+      if (!chosen) {
+        chosen = g;
+        map.source = c.source;
+        map.notes.push_back(std::string("tiers from ") + tierSourceName(c.source) + ": " + describeGrouping(*g));
+      } else if (*g != *chosen) {
+        map.notes.push_back(std::string(tierSourceName(c.source)) + " would rank nodes as " +
+                            describeGrouping(*g) + "; " + tierSourceName(map.source) + " wins");
+      }
+    }
+    if (!chosen) {
+      chosen = Grouping{topo.memoryNodes()};
+      map.source = TierSource::Single;
+      map.notes.push_back("no source ranks the nodes: one tier of every memory node");
+    }
+    for (const auto& nodes : *chosen) map.tiers.push_back(describeTier(topo, nodes, config));
+  }
+  for (size_t i = 0; i < map.tiers.size(); ++i) {
+    map.tiers[i].index = static_cast<int>(i);
+    if (map.tiers[i].name.empty()) map.tiers[i].name = "tier" + std::to_string(i);
+  }
+  return map;
+}
+
+}  // namespace mtm::config

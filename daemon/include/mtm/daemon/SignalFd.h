@@ -1,0 +1,29 @@
+#pragma once
+// Signals as events: the listed signals are blocked and read from a signalfd in the event
+// loop, never handled asynchronously.
+
+#include <csignal>
+#include <initializer_list>
+
+#include "mtm/Result.h"
+
+namespace mtm::daemon {
+
+class SignalFd {
+ public:
+  static Result<SignalFd> open(std::initializer_list<int> signals);
+  SignalFd(SignalFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  SignalFd(const SignalFd&) = delete;
+  SignalFd& operator=(const SignalFd&) = delete;
+  ~SignalFd();
+
+  int fd() const { return fd_; }
+  // Waits up to timeoutMs (-1: forever) for a signal; 0 when none came.
+  Result<int> wait(int timeoutMs);
+
+ private:
+  explicit SignalFd(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+}  // namespace mtm::daemon
