@@ -99,10 +99,12 @@ spdlog::logger& get() {
 }
 
 bool parseLevel(std::string_view name, spdlog::level::level_enum& out) {
-  for (auto level : {spdlog::level::trace, spdlog::level::debug, spdlog::level::info,
-                     spdlog::level::warn, spdlog::level::err, spdlog::level::off}) {
-    auto sv = spdlog::level::to_string_view(level);
-    if (name == std::string_view(sv.data(), sv.size()) || (name == "error" && level == spdlog::level::err)) {
+  static const std::pair<std::string_view, spdlog::level::level_enum> kLevels[] = {
+      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug},
+      {"info", spdlog::level::info},   {"warn", spdlog::level::warn},
+      {"error", spdlog::level::err},   {"off", spdlog::level::off}};
+  for (const auto& [n, level] : kLevels) {
+    if (n == name) {
       out = level;
       return true;
     }

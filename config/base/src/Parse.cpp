@@ -42,8 +42,9 @@ Result<uint64_t> parseUnsigned(std::string_view text) {
 
 Result<std::vector<int>> parseNodeList(std::string_view text) {
   std::set<int> nodes;
-  auto t = trim(text);
-  auto bad = [&] { return Error("expected a node list like 0,2-3, got " + quoted(t)); };
+  const auto whole = trim(text);
+  auto t = whole;
+  auto bad = [&] { return Error("expected a node list like 0,2-3, got " + quoted(whole)); };
   while (!t.empty()) {
     auto comma = t.find(',');
     auto item = trim(t.substr(0, comma));
