@@ -11,7 +11,7 @@ class NonePolicy final : public Policy {
 };
 
 const bool kRegistered = Registry<Policy>::add(
-    "none", "first touch: plans no moves (baseline)", [] { return std::make_unique<NonePolicy>(); });
+    "none", "first touch: plans no moves (baseline)", [](const Policy::Context&) { return std::make_unique<NonePolicy>(); });
 
 }  // namespace
 }  // namespace mtm::policy

@@ -11,7 +11,7 @@ class NoneSource final : public Source {
 };
 
 const bool kRegistered = Registry<Source>::add(
-    "none", "samples nothing (every region stays cold)", [] { return std::make_unique<NoneSource>(); });
+    "none", "samples nothing (every region stays cold)", [](const Source::Context&) { return std::make_unique<NoneSource>(); });
 
 }  // namespace
 }  // namespace mtm::profiler

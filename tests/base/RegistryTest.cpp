@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "../migrate/FakeKernel.h"
 #include "mtm/Registry.h"
 #include "mtm/daemon/Plugins.h"
 #include "mtm/migrate/Mover.h"
@@ -9,27 +10,40 @@
 using namespace mtm;
 
 TEST_CASE("every role registers a no-op named none", "[registry]") {
-  REQUIRE(Registry<profiler::Source>::create("none").ok());
-  CHECK(Registry<profiler::Source>::create("none").value()->probe().ok());
-  auto policy = Registry<policy::Policy>::create("none");
+  const config::Config cfg;
+  auto source = Registry<profiler::Source>::create("none", {cfg});
+  REQUIRE(source.ok());
+  CHECK((*source)->probe().ok());
+  auto policy = Registry<policy::Policy>::create("none", {cfg});
   REQUIRE(policy.ok());
   profiler::Snapshot snap;
   snap.regions.push_back({1, 0, 4096, 1.0, 3});
   CHECK((*policy)->plan(snap, config::TierMap{}).moves.empty());
-  auto mover = Registry<migrate::Mover>::create("none");
+
+  test::FakeKernel kernel;
+  test::FakeClock clock;
+  KernelFs fs;
+  auto mover = Registry<migrate::Mover>::create("none", {{kernel, kernel, fs, clock}, {}});
   REQUIRE(mover.ok());
-  policy::Plan plan{{{1, 0, 8192, 0}}};
-  auto stats = (*mover)->execute(plan);
+  migrate::MoveRequest req;
+  req.pid = 1;
+  req.ranges = {{0, 8192}};
+  req.toNode = 0;
+  auto stats = (*mover)->execute({req});
   CHECK(stats.pagesRequested == 2);
+  CHECK(stats.pagesDeferred == 2);
   CHECK(stats.pagesMoved == 0);
+  CHECK(kernel.calls.empty());
 }
 
 TEST_CASE("an unknown plugin name lists the known ones", "[registry]") {
-  auto r = Registry<policy::Policy>::create("magic");
+  const config::Config cfg;
+  auto r = Registry<policy::Policy>::create("magic", {cfg});
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message() == "unknown policy \"magic\" (known: none)");
-  CHECK(daemon::listPlugins() ==
-        "profiler sources:\n  none            samples nothing (every region stays cold)\n"
-        "policies:\n  none            first touch: plans no moves (baseline)\n"
-        "movers:\n  none            moves nothing (observation only)\n");
+  const std::string list = daemon::listPlugins();
+  CHECK(list.rfind("profiler sources:\n", 0) == 0);
+  CHECK(list.find("policies:\n  none            first touch: plans no moves (baseline)\n") != std::string::npos);
+  CHECK(list.find("movers:\n  move_pages      move_pages(2)") != std::string::npos);
+  CHECK(list.find("\n  none            moves nothing (observation only)\n") != std::string::npos);
 }

@@ -2,7 +2,7 @@
 // One registry per plugin interface. Implementations register themselves by name from their
 // own .cpp (link those libraries whole); config names pick them:
 //
-//   namespace { const bool kRegistered = Registry<Policy>::add("none", "first touch", make); }
+//   namespace { const bool kRegistered = Registry<Policy>::add("none", "first touch", factory); }
 
 #include <algorithm>
 #include <functional>
@@ -15,11 +15,13 @@
 
 namespace mtm {
 
-// Interface must have `static constexpr std::string_view kRole` ("policy", "mover", ...).
+// Interface must have `static constexpr std::string_view kRole` ("policy", "mover", ...) and a
+// `Context` type: what its factories are given to build an implementation.
 template <class Interface>
 class Registry {
  public:
-  using Factory = std::function<std::unique_ptr<Interface>()>;
+  using Context = typename Interface::Context;
+  using Factory = std::function<std::unique_ptr<Interface>(const Context&)>;
   struct Entry {
     std::string name;
     std::string description;
@@ -34,8 +36,8 @@ class Registry {
     return true;
   }
 
-  static Result<std::unique_ptr<Interface>> create(std::string_view name) {
-    if (const Entry* e = find(name)) return e->make();
+  static Result<std::unique_ptr<Interface>> create(std::string_view name, const Context& context) {
+    if (const Entry* e = find(name)) return e->make(context);
     std::string known;
     for (const auto& e : entries()) known += (known.empty() ? "" : ", ") + e.name;
     return Error("unknown " + std::string(Interface::kRole) + " \"" + std::string(name) +

@@ -6,25 +6,23 @@
 #include <string_view>
 #include <vector>
 
+#include "mtm/config/Config.h"
 #include "mtm/config/TierMap.h"
+#include "mtm/migrate/Request.h"
 #include "mtm/profiler/Snapshot.h"
 
 namespace mtm::policy {
 
-struct Move {
-  int pid = 0;
-  uint64_t start = 0;   // [start, end), page-aligned
-  uint64_t end = 0;
-  int toNode = -1;
-};
-
 struct Plan {
-  std::vector<Move> moves;  // in the order they should run: promotions first
+  std::vector<migrate::MoveRequest> moves;  // the mover runs promotions first
 };
 
 class Policy {
  public:
   static constexpr std::string_view kRole = "policy";
+  struct Context {
+    const config::Config& config;
+  };
   virtual ~Policy() = default;
   virtual Plan plan(const profiler::Snapshot& snapshot, const config::TierMap& tiers) = 0;
 };

@@ -1,0 +1,16 @@
+#pragma once
+// How migration outcomes and page placement are shown: text, JSON or CSV from one definition.
+
+#include <string>
+
+#include "mtm/Table.h"
+#include "mtm/config/TierMap.h"
+#include "mtm/migrate/Placement.h"
+#include "mtm/migrate/Request.h"
+
+namespace mtm::daemon {
+
+std::string renderMoveStats(const migrate::MoveStats& stats, Format format);
+std::string renderPlacement(const migrate::Placement& placement, const config::TierMap& tiers, Format format);
+
+}  // namespace mtm::daemon

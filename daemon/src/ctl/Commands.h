@@ -1,0 +1,43 @@
+#pragma once
+// mtmctl's subcommands. Each add*() registers its subcommand(s) with their options and says
+// what to run when one is chosen.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "mtm/Result.h"
+#include "mtm/config/Config.h"
+#include "mtm/daemon/Machine.h"
+
+namespace mtm::daemon::ctl {
+
+struct Global {
+  std::string configPath;
+  std::string kernelRoot = "/";
+};
+
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+using Commands = std::vector<Command>;
+
+void addTiersCommand(CLI::App& parent, const Global& global, Commands& out);
+void addConfigCommands(CLI::App& parent, const Global& global, Commands& out);
+void addMigrateCommand(CLI::App& parent, const Global& global, Commands& out);
+void addPlacementCommands(CLI::App& parent, const Global& global, Commands& out);
+
+// The config named by --config, or the embedded default.
+Result<config::Config> effectiveConfig(const Global& global);
+// Config plus the machine it describes.
+Result<Machine> effectiveMachine(const Global& global, config::Config& cfg);
+
+// "mtmctl: <message>" on stderr; returns 1.
+int fail(const std::string& message);
+
+}  // namespace mtm::daemon::ctl

@@ -1,0 +1,62 @@
+#pragma once
+// What a mover is asked to do and what it reports back.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mtm::migrate {
+
+inline constexpr uint64_t kPageSize = 4096;
+inline constexpr uint64_t kThpSize = 2ull << 20;
+
+struct AddressRange {
+  uint64_t start = 0;  // [start, end)
+  uint64_t end = 0;
+  bool operator==(const AddressRange&) const = default;
+};
+
+enum class MoveKind { Promotion, Demotion, Manual };
+
+struct MoveRequest {
+  int pid = 0;
+  std::vector<AddressRange> ranges;
+  int toNode = -1;
+  std::vector<int> fallbackNodes;  // tried in order while the destination is full (ENOMEM)
+  MoveKind kind = MoveKind::Manual;
+  // A THP that a range covers only partly: false moves it whole, true splits it and moves
+  // only the covered 4 KiB pages.
+  bool splitPartialThps = false;
+};
+
+// Outcomes, in 4 KiB pages (a THP counts 512). Every requested page ends in exactly one of
+// moved, failed (by errno), deferred (budget) or cancelled (target exited).
+struct MoveStats {
+  uint64_t pagesRequested = 0;
+  uint64_t pagesMoved = 0;           // now on the destination or a fallback node
+  uint64_t pagesToFallback = 0;      // of pagesMoved: on a fallback node
+  std::map<int, uint64_t> failed;    // errno -> pages: EBUSY, ENOMEM, EACCES, EFAULT, ENOENT, ...
+  uint64_t pagesDeferred = 0;        // over the page budget: not attempted
+  uint64_t pagesCancelled = 0;       // not attempted: the process exited
+  uint64_t pagesWouldMove = 0;       // dry run: on another node now
+  uint64_t pagesAlreadyThere = 0;    // dry run: on the destination already
+  uint64_t retries = 0;              // pages passed to move_pages again
+  uint64_t calls = 0;                // move_pages calls
+  uint64_t thpMovedWhole = 0;
+  uint64_t thpSplit = 0;
+  uint64_t thpCollapsed = 0;
+  uint64_t hugetlbMoved = 0;
+  std::chrono::nanoseconds elapsed{0};
+  std::vector<std::string> errors;   // whole-request failures, with context
+
+  uint64_t pagesFailed() const;
+  double bytesPerSecond() const;
+  void add(const MoveStats& other);
+};
+
+// "EBUSY" for EBUSY; "errno N" for the rest.
+std::string errnoName(int err);
+
+}  // namespace mtm::migrate

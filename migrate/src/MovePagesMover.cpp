@@ -1,0 +1,326 @@
+#include "mtm/migrate/MovePagesMover.h"
+
+#include <numaif.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "mtm/Log.h"
+#include "mtm/Registry.h"
+#include "mtm/migrate/PageList.h"
+
+namespace mtm::migrate {
+
+MoverOptions MoverOptions::fromConfig(const config::MigrationConfig& c) {
+  MoverOptions o;
+  o.batchPages = c.batchPages;
+  o.threads = c.threads;
+  o.maxRateBytes = c.maxRateBytes;
+  o.maxPages = c.maxPagesPerInterval;
+  o.retries = c.retries;
+  o.dryRun = c.dryRun;
+  return o;
+}
+
+namespace {
+
+// move_pages leaves status entries it did not reach untouched: this value marks them.
+constexpr int kNotReached = INT_MIN;
+
+std::string whatToDo(int err) {
+  switch (err) {
+    case EPERM:
+    case EACCES: return ": run as root or as the process's owner (moving another user's pages needs CAP_SYS_NICE)";
+    case ESRCH:
+    case ENOENT: return ": the process has exited";
+    case ENODEV:
+    case EINVAL: return ": the destination node has no memory or does not exist";
+    default: return "";
+  }
+}
+
+// Where each page of one pass ended up.
+struct PassOutcome {
+  std::vector<PageEntry> retry;   // temporary failure: try again
+  std::vector<int> retryErr;      // why, for when retries run out
+  std::vector<PageEntry> full;    // the destination had no room
+};
+
+// One execute() call: shared by its worker threads.
+class Execution {
+ public:
+  Execution(Mover::Context& ctx, const Mover::ProgressFn& progress)
+      : ctx_(ctx), progress_(progress), pacer_(ctx.options.maxRateBytes, ctx.options.burst),
+        budget_(ctx.options.maxPages == 0 ? UINT64_MAX : ctx.options.maxPages) {}
+
+  MoveStats run(const std::vector<MoveRequest>& requests) {
+    const auto start = ctx_.deps.clock.now();
+    std::vector<const MoveRequest*> order;
+    for (const auto& r : requests) order.push_back(&r);
+    std::stable_sort(order.begin(), order.end(), [](const MoveRequest* a, const MoveRequest* b) {
+      return a->kind == MoveKind::Promotion && b->kind != MoveKind::Promotion;
+    });
+    for (const auto* r : order) runRequest(*r);
+    stats_.elapsed = ctx_.deps.clock.now() - start;
+    return stats_;
+  }
+
+ private:
+  void fail(const std::string& message) {
+    MTM_DEBUG("migrate error=\"{}\"", message);
+    stats_.errors.push_back(message);
+  }
+
+  Result<PageList> listPages(const MoveRequest& req, const std::vector<Vma>& vmas, int pidfd) {
+    const auto ranges = req.ranges.empty() ? wholeAddressSpace(vmas) : req.ranges;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (const auto& r : ranges) {
+      lo = std::min(lo, r.start);
+      hi = std::max(hi, r.end);
+    }
+    auto huge = ctx_.deps.huge.find(req.pid, vmas, lo, hi);
+    if (!huge) return std::move(huge).takeError();
+    PageList list = buildPageList(ranges, vmas, *huge, req.splitPartialThps);
+    if (list.toSplit.empty() || ctx_.options.dryRun) return list;
+
+    // A THP covered partly: split it (process_madvise MADV_COLD on one 4 KiB page of a
+    // PMD-mapped THP splits it, Linux 5.10+; the page also moves to the inactive LRU), then
+    // list again. A THP that did not split (shared, pinned) moves whole.
+    for (const auto& thp : list.toSplit) {
+      long r = ctx_.deps.sys.processMadvise(pidfd, {iovec{reinterpret_cast<void*>(thp.start), kPageSize}}, MADV_COLD);
+      if (r < 0) MTM_WARN("thp split pid={} addr={:#x} error=\"{}\"", req.pid, thp.start, std::strerror(static_cast<int>(-r)));
+    }
+    auto after = ctx_.deps.huge.find(req.pid, vmas, lo, hi);
+    if (!after) return std::move(after).takeError();
+    for (const auto& thp : list.toSplit) {
+      if (std::find(after->begin(), after->end(), thp) == after->end()) ++stats_.thpSplit;
+      else MTM_WARN("thp split pid={} addr={:#x} result=kept_whole (shared or pinned)", req.pid, thp.start);
+    }
+    return buildPageList(ranges, vmas, *after, false);
+  }
+
+  void runRequest(const MoveRequest& req) {
+    const std::string who = "pid " + std::to_string(req.pid);
+    auto smaps = ctx_.deps.fs.read("/proc/" + std::to_string(req.pid) + "/smaps");
+    if (!smaps) {
+      int err = smaps.error().errnum();
+      fail(who + ": " + smaps.error().message() + (err == ENOENT ? ": no such process" : whatToDo(err)));
+      return;
+    }
+    auto vmas = parseSmaps(*smaps);
+    if (!vmas) {
+      fail(who + ": /proc/" + std::to_string(req.pid) + "/smaps: " + vmas.error().message());
+      return;
+    }
+    int pidfd = ctx_.deps.sys.pidfdOpen(req.pid);
+    if (pidfd < 0) {
+      fail(who + ": pidfd_open: " + std::strerror(-pidfd) + whatToDo(-pidfd));
+      return;
+    }
+    auto list = listPages(req, *vmas, pidfd);
+    if (!list) {
+      ctx_.deps.sys.closeFd(pidfd);
+      fail(who + ": " + list.error().message());
+      return;
+    }
+    if (list->entries.empty() && list->unmappedPages > 0) {
+      fail(who + ": no page of the requested ranges is mapped");
+    }
+    if (list->unmappedPages > 0) stats_.failed[EFAULT] += list->unmappedPages;
+    stats_.pagesRequested += list->unmappedPages;
+    for (const auto& e : list->entries) stats_.pagesRequested += e.pages;
+    totalPages_ = stats_.pagesRequested;
+    done_ += list->unmappedPages;
+
+    std::vector<int> nodes{req.toNode};
+    nodes.insert(nodes.end(), req.fallbackNodes.begin(), req.fallbackNodes.end());
+    std::vector<PageEntry> pending = std::move(list->entries);
+    for (size_t n = 0; n < nodes.size() && !pending.empty() && !stopped(); ++n) {
+      if (n > 0) MTM_INFO("migrate pid={} fallback to=node{} pages={} reason=\"node{} full\"", req.pid, nodes[n], pagesOf(pending), nodes[n - 1]);
+      pending = moveWithRetries(req.pid, pidfd, std::move(pending), nodes[n], n > 0);
+    }
+    settle(pending, stopped() ? stopErr_ : ENOMEM);
+    ctx_.deps.sys.closeFd(pidfd);
+    if (stopErr_ != 0 && stopErr_ != ESRCH)
+      fail(who + ": move_pages: " + std::strerror(stopErr_) + whatToDo(stopErr_));
+    else if (stopErr_ == ESRCH)
+      fail(who + ": the process exited during migration; " + std::to_string(stats_.pagesCancelled) + " pages not attempted");
+    stopErr_ = 0;
+  }
+
+  // Moves `entries` to `node`, retrying temporary failures; returns what found the node full.
+  std::vector<PageEntry> moveWithRetries(int pid, int pidfd, std::vector<PageEntry> entries, int node, bool fallback) {
+    std::vector<PageEntry> full;
+    const uint32_t passes = ctx_.options.dryRun ? 1 : ctx_.options.retries + 1;
+    for (uint32_t attempt = 0; attempt < passes && !entries.empty(); ++attempt) {
+      if (attempt > 0) stats_.retries += pagesOf(entries);
+      PassOutcome out = pass(pid, pidfd, entries, node, fallback);
+      full.insert(full.end(), out.full.begin(), out.full.end());
+      entries = std::move(out.retry);
+      if (attempt + 1 == passes || stopped()) {
+        for (size_t i = 0; i < entries.size(); ++i) settle({entries[i]}, stopped() ? stopErr_ : out.retryErr[i]);
+        entries.clear();
+      }
+    }
+    return full;
+  }
+
+  PassOutcome pass(int pid, int pidfd, const std::vector<PageEntry>& entries, int node, bool fallback) {
+    PassOutcome out;
+    const size_t batch = ctx_.options.batchPages;
+    const size_t batches = (entries.size() + batch - 1) / batch;
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      std::vector<void*> addrs;
+      std::vector<int> dest, status;
+      for (size_t b; (b = next.fetch_add(1)) < batches;) {
+        const size_t first = b * batch, last = std::min(entries.size(), first + batch);
+        size_t count = last - first;
+        Clock::Duration wait{0};
+        {
+          std::lock_guard lock(mu_);
+          if (stopped()) {
+            settleLocked(entries, first, last, stopErr_);
+            continue;
+          }
+          // The page budget admits whole entries; the rest of the batch is deferred.
+          uint64_t pages = 0;
+          size_t fit = 0;
+          while (fit < count && pages + entries[first + fit].pages <= budget_) pages += entries[first + fit++].pages;
+          for (size_t i = first + fit; i < last; ++i) stats_.pagesDeferred += entries[i].pages, done_ += entries[i].pages;
+          count = fit;
+          budget_ -= pages;
+          if (count == 0) continue;
+          wait = pacer_.reserve(pages * kPageSize, ctx_.deps.clock.now());
+        }
+        ctx_.deps.clock.sleepFor(wait);
+        if (ctx_.deps.sys.exited(pidfd)) {
+          std::lock_guard lock(mu_);
+          stopErr_ = ESRCH;
+          settleLocked(entries, first, first + count, ESRCH);
+          continue;
+        }
+        addrs.resize(count);
+        dest.assign(count, node);
+        status.assign(count, kNotReached);
+        for (size_t i = 0; i < count; ++i) addrs[i] = reinterpret_cast<void*>(entries[first + i].addr);
+        long r = ctx_.deps.sys.movePages(pid, count, addrs.data(), ctx_.options.dryRun ? nullptr : dest.data(),
+                                         status.data(), MPOL_MF_MOVE);
+        std::lock_guard lock(mu_);
+        ++stats_.calls;
+        classify(entries, first, count, status, r, node, fallback, out);
+        report();
+      }
+    };
+    const uint32_t threads = std::max<uint32_t>(1, std::min<uint32_t>(ctx_.options.threads, static_cast<uint32_t>(batches)));
+    std::vector<std::thread> pool;
+    for (uint32_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    return out;
+  }
+
+  // Sorts one call's entries into moved, failed, retry and full. Called with mu_ held.
+  void classify(const std::vector<PageEntry>& entries, size_t first, size_t count, const std::vector<int>& status,
+                long ret, int node, bool fallback, PassOutcome& out) {
+    for (size_t i = 0; i < count; ++i) {
+      const PageEntry& e = entries[first + i];
+      int s = status[i];
+      if (s == kNotReached) s = ret < 0 ? static_cast<int>(ret) : -EAGAIN;
+      if (ctx_.options.dryRun) {
+        if (s == node) stats_.pagesAlreadyThere += e.pages;
+        else if (s >= 0) stats_.pagesWouldMove += e.pages;
+        else stats_.failed[-s] += e.pages;
+        done_ += e.pages;
+        continue;
+      }
+      if (s == node) {
+        stats_.pagesMoved += e.pages;
+        if (fallback) stats_.pagesToFallback += e.pages;
+        if (e.kind == PageKind::Thp) ++stats_.thpMovedWhole;
+        if (e.kind == PageKind::Hugetlb) ++stats_.hugetlbMoved;
+        done_ += e.pages;
+        continue;
+      }
+      const int err = s >= 0 ? EAGAIN : -s;  // s >= 0: still on another node, not migrated this time
+      switch (err) {
+        case EBUSY:
+        case EAGAIN:
+        case EINTR:
+          out.retry.push_back(e);
+          out.retryErr.push_back(err);
+          break;
+        case ENOMEM:
+          out.full.push_back(e);
+          break;
+        case ESRCH:
+        case EPERM:
+        case EINVAL:
+        case ENODEV:
+          if (ret < 0) stopErr_ = err;  // the whole call failed: stop this request
+          settleLocked(entries, first + i, first + i + 1, err);
+          break;
+        default:  // EACCES (shared page), EFAULT (zero page, not mapped), ENOENT (not present), ...
+          stats_.failed[err] += e.pages;
+          done_ += e.pages;
+      }
+    }
+  }
+
+  // Final accounting for pages that will not be attempted again.
+  void settleLocked(const std::vector<PageEntry>& entries, size_t first, size_t last, int err) {
+    for (size_t i = first; i < last; ++i) {
+      if (err == ESRCH) stats_.pagesCancelled += entries[i].pages;
+      else stats_.failed[err] += entries[i].pages;
+      done_ += entries[i].pages;
+    }
+  }
+  void settle(const std::vector<PageEntry>& entries, int err) {
+    std::lock_guard lock(mu_);
+    settleLocked(entries, 0, entries.size(), err);
+  }
+
+  bool stopped() const { return stopErr_ != 0; }
+
+  void report() {
+    if (!progress_) return;
+    progress_(Progress{done_, totalPages_, stats_.pagesMoved, ctx_.deps.clock.now() - startTime_});
+  }
+
+  static uint64_t pagesOf(const std::vector<PageEntry>& entries) {
+    uint64_t n = 0;
+    for (const auto& e : entries) n += e.pages;
+    return n;
+  }
+
+  Mover::Context& ctx_;
+  const Mover::ProgressFn& progress_;
+  std::mutex mu_;
+  Pacer pacer_;
+  uint64_t budget_;
+  MoveStats stats_;
+  uint64_t done_ = 0, totalPages_ = 0;
+  int stopErr_ = 0;
+  Clock::TimePoint startTime_ = ctx_.deps.clock.now();
+};
+
+}  // namespace
+
+MoveStats MovePagesMover::execute(const std::vector<MoveRequest>& requests, const ProgressFn& progress) {
+  Execution run(ctx_, progress);
+  return run.run(requests);
+}
+
+namespace {
+const bool kRegistered = Registry<Mover>::add(
+    "move_pages", "move_pages(2): batched, paced, THP-aware, with retries and fallback nodes",
+    [](const Mover::Context& ctx) { return std::make_unique<MovePagesMover>(ctx); });
+}  // namespace
+
+}  // namespace mtm::migrate

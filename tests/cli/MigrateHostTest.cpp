@@ -1,0 +1,103 @@
+// Real move_pages(2) on this one-node machine: placement queries, moves that land where the
+// pages already are, a dead pid, another user's process.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <csignal>
+#include <filesystem>
+
+#include "ChildProcess.h"
+#include "Run.h"
+
+using namespace mtm::test;
+
+namespace {
+
+struct Writer {
+  TempDir dir;
+  ChildProcess proc;
+  std::string ready;
+  std::string thpRange, baseRange;
+
+  explicit Writer(const std::string& size = "32M")
+      : proc({bin("mtm-test-writer"), "--size", size, "--ready", dir.path() + "/ready"}, dir.path() + "/log") {
+    ready = waitForFile(dir.path() + "/ready");
+    REQUIRE(!ready.empty());
+    thpRange = field("thp");
+    baseRange = field("base");
+  }
+  std::string field(const std::string& key) const {
+    auto p = ready.find(key + "=") + key.size() + 1;
+    return ready.substr(p, ready.find_first_of(" \n", p) - p);
+  }
+  std::string pid() const { return std::to_string(proc.pid()); }
+  // Stops the writer; it checks every byte it wrote.
+  void verify() {
+    proc.signal(SIGTERM);
+    CHECK(proc.wait() == 0);
+    CHECK(proc.log().find("wrong_words=0") != std::string::npos);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("placement finds every resident page of a process on node 0", "[migrate][host]") {
+  Writer w;
+  auto r = run({bin("mtmctl"), "placement", "--pid", w.pid(), "--range", w.thpRange, "--range", w.baseRange, "-f", "json"});
+  REQUIRE(r.exitCode == 0);
+  YAML::Node doc = YAML::Load(r.out);
+  REQUIRE(doc["nodes"].size() == 1);
+  CHECK(doc["nodes"][0]["node"].as<int>() == 0);
+  CHECK(doc["nodes"][0]["total_bytes"].as<uint64_t>() == 32u << 20);
+  CHECK(doc["not_present_bytes"].as<uint64_t>() == 0);
+  CHECK(doc["thp_detection"].as<std::string>() == "pagemap_scan");
+  w.verify();
+}
+
+TEST_CASE("migrate to the node the pages are on moves every page, huge pages whole, and corrupts nothing", "[migrate][host]") {
+  Writer w;
+  auto r = run({bin("mtmctl"), "migrate", "--pid", w.pid(), "--range", w.thpRange, "--range", w.baseRange, "--to", "0",
+                "--threads", "2", "--batch", "64", "-f", "json"});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  YAML::Node doc = YAML::Load(r.out);
+  CHECK(doc["pages_requested"].as<uint64_t>() == 8192);
+  CHECK(doc["pages_moved"].as<uint64_t>() == 8192);
+  CHECK(doc["errors"].size() == 0);
+  // THPs: each one is one address (fewer calls than 4 KiB pages would need).
+  const uint64_t thps = doc["thp_moved_whole"].as<uint64_t>();
+  CHECK(doc["move_pages_calls"].as<uint64_t>() == (8192 - thps * 512 + thps + 63) / 64);
+  w.verify();
+}
+
+TEST_CASE("a dead pid is a clear error with exit 1", "[migrate][host]") {
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  auto r = run({bin("mtmctl"), "migrate", "--pid", std::to_string(child), "--all", "--to", "0"});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err == "mtmctl: pid " + std::to_string(child) + ": read /proc/" + std::to_string(child) +
+                     "/smaps: No such file or directory: no such process\n");
+  auto p = run({bin("mtmctl"), "placement", "--pid", std::to_string(child)});
+  CHECK(p.exitCode == 1);
+}
+
+TEST_CASE("another user's process may not be touched", "[migrate][host]") {
+  // As root: drop to nobody and target a root process. Otherwise: target pid 1 (root's).
+  TempDir dir;
+  chmod(dir.path().c_str(), 0755);
+  const std::string ctl = dir.path() + "/mtmctl";
+  std::filesystem::copy_file(bin("mtmctl"), ctl);
+  const bool root = geteuid() == 0;
+  const std::string target = root ? std::to_string(getpid()) : "1";
+  for (const auto& cmd : std::vector<std::vector<std::string>>{
+           {ctl, "migrate", "--pid", target, "--all", "--to", "0"}, {ctl, "placement", "--pid", target}}) {
+    ChildProcess p(cmd, dir.path() + "/log", root ? 65534 : -1);
+    CHECK(p.wait() == 1);
+    CHECK(p.log().find("/smaps: Permission denied: run as root or as the process's owner") != std::string::npos);
+  }
+}

@@ -1,0 +1,110 @@
+// mtm-test-writer: a workload for migration tests. It maps SIZE bytes -- the first part
+// THP-backed (MADV_HUGEPAGE, 2 MiB-aligned), the rest 4 KiB pages (MADV_NOHUGEPAGE) -- and keeps
+// rewriting every page with a pattern that encodes the page and a per-page generation. On
+// SIGTERM/SIGINT it stops between pages, checks every byte and exits 0 only if none is wrong.
+//
+//   mtm-test-writer --size 256M --thp-fraction 0.5 --ready /tmp/ready
+//   ready file: "pid=123 thp=0x7f..-0x7f.. base=0x7f..-0x7f.. pages=65536"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+volatile sig_atomic_t gStop = 0;
+void onSignal(int) { gStop = 1; }
+
+constexpr uint64_t kPage = 4096, kThp = 2ull << 20;
+
+uint64_t pattern(uint64_t page, uint64_t word, uint64_t gen) {
+  return (page * 0x9E3779B97F4A7C15ull) ^ (word * 0xBF58476D1CE4E5B9ull) ^ (gen << 40);
+}
+
+uint64_t parseSize(const char* s) {
+  char* end = nullptr;
+  double v = std::strtod(s, &end);
+  switch (*end) {
+    case 'G': return static_cast<uint64_t>(v * (1 << 30));
+    case 'M': return static_cast<uint64_t>(v * (1 << 20));
+    case 'K': return static_cast<uint64_t>(v * 1024);
+    default: return static_cast<uint64_t>(v);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t size = 64ull << 20;
+  double thpFraction = 0.5;
+  std::string ready;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--size")) size = parseSize(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--thp-fraction")) thpFraction = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--ready")) ready = argv[i + 1];
+    else {
+      std::fprintf(stderr, "usage: %s [--size 256M] [--thp-fraction 0.5] [--ready FILE]\n", argv[0]);
+      return 2;
+    }
+  }
+  const uint64_t thpBytes = static_cast<uint64_t>(static_cast<double>(size) * thpFraction) / kThp * kThp;
+  const uint64_t baseBytes = (size - thpBytes) / kPage * kPage;
+  // Over-allocate by one THP so the THP part can start 2 MiB-aligned.
+  auto* raw = static_cast<uint8_t*>(mmap(nullptr, thpBytes + baseBytes + kThp, PROT_READ | PROT_WRITE,
+                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (raw == MAP_FAILED) {
+    std::perror("mmap");
+    return 1;
+  }
+  auto* thp = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + kThp - 1) & ~(kThp - 1));
+  uint8_t* base = thp + thpBytes;
+  if (thpBytes) madvise(thp, thpBytes, MADV_HUGEPAGE);
+  if (baseBytes) madvise(base, baseBytes, MADV_NOHUGEPAGE);
+
+  const uint64_t pages = (thpBytes + baseBytes) / kPage;
+  std::vector<uint64_t> gen(pages, 0);
+  auto writePage = [&](uint64_t p) {
+    auto* words = reinterpret_cast<volatile uint64_t*>(thp + p * kPage);
+    const uint64_t g = gen[p] + 1;
+    for (uint64_t w = 0; w < kPage / 8; ++w) words[w] = pattern(p, w, g);
+    gen[p] = g;
+  };
+  for (uint64_t p = 0; p < pages; ++p) writePage(p);
+
+  struct sigaction sa {};
+  sa.sa_handler = onSignal;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+
+  if (!ready.empty()) {
+    FILE* f = std::fopen((ready + ".tmp").c_str(), "w");
+    std::fprintf(f, "pid=%d thp=%#" PRIxPTR "-%#" PRIxPTR " base=%#" PRIxPTR "-%#" PRIxPTR " pages=%" PRIu64 "\n",
+                 getpid(), reinterpret_cast<uintptr_t>(thp), reinterpret_cast<uintptr_t>(thp + thpBytes),
+                 reinterpret_cast<uintptr_t>(base), reinterpret_cast<uintptr_t>(base + baseBytes), pages);
+    std::fclose(f);
+    std::rename((ready + ".tmp").c_str(), ready.c_str());
+  }
+
+  uint64_t passes = 0;
+  while (!gStop) {
+    for (uint64_t p = 0; p < pages && !gStop; ++p) writePage(p);
+    ++passes;
+  }
+
+  uint64_t wrong = 0;
+  for (uint64_t p = 0; p < pages; ++p) {
+    const auto* words = reinterpret_cast<const uint64_t*>(thp + p * kPage);
+    for (uint64_t w = 0; w < kPage / 8; ++w)
+      if (words[w] != pattern(p, w, gen[p])) ++wrong;
+  }
+  std::printf("verified bytes=%" PRIu64 " wrong_words=%" PRIu64 " passes=%" PRIu64 "\n", pages * kPage, wrong, passes);
+  return wrong == 0 ? 0 : 1;
+}
