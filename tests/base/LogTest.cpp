@@ -20,6 +20,7 @@ struct Capture {
     sink->set_pattern("%l %v");
     log::get().sinks().push_back(sink);
   }
+  ~Capture() { log::setup("test", spdlog::level::info); }  // drop the sink before `text` goes
 };
 }  // namespace
 
