@@ -7,19 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "Run.h"
+#include "VmLab.h"
 
-using mtm::test::run;
-
-namespace {
-
-mtm::test::RunResult vmlab(std::vector<std::string> args) {
-  std::vector<std::string> argv{mtm::test::sourceDir() + "/tools/vmlab", "--build", MTM_BIN_DIR "/.."};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run(argv);
-}
-
-}  // namespace
+using mtm::test::vmlab;
 
 int mtmTestPrecondition() {
   auto check = vmlab({"--check"});
