@@ -212,6 +212,8 @@ class Execution {
         for (size_t i = 0; i < count; ++i) addrs[i] = reinterpret_cast<void*>(entries[first + i].addr);
         long r = ctx_.deps.sys.movePages(pid, count, addrs.data(), ctx_.options.dryRun ? nullptr : dest.data(),
                                          status.data(), MPOL_MF_MOVE);
+        // A process that exited between the check above and the call reads as EINVAL (no mm).
+        if (r < 0 && r != -ENOMEM && ctx_.deps.sys.exited(pidfd)) r = -ESRCH;
         std::lock_guard lock(mu_);
         ++stats_.calls;
         classify(entries, first, count, status, r, node, fallback, out);

@@ -9,6 +9,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <thread>
 
 #include "ChildProcess.h"
 #include "Run.h"
@@ -100,4 +101,17 @@ TEST_CASE("another user's process may not be touched", "[migrate][host]") {
     CHECK(p.wait() == 1);
     CHECK(p.log().find("/smaps: Permission denied: run as root or as the process's owner") != std::string::npos);
   }
+}
+
+TEST_CASE("a process that exits mid-migration ends the move with a clear error, not a hang", "[migrate][host]") {
+  Writer w("32M");
+  TempDir dir;
+  // 4 MiB/s over 32 MiB: eight seconds of work, cut short after one.
+  ChildProcess ctl({bin("mtmctl"), "migrate", "--pid", w.pid(), "--range", w.thpRange, "--range", w.baseRange, "--to",
+                    "0", "--rate", "4MiB/s", "--batch", "16"},
+                   dir.path() + "/log");
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  w.proc.signal(SIGKILL);
+  CHECK(ctl.wait() == 1);
+  CHECK(ctl.log().find("mtmctl: pid " + w.pid() + ": the process exited during migration; ") != std::string::npos);
 }
