@@ -1,8 +1,5 @@
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
-
 #include "Run.h"
 #include "mtm/config/ConfigLoader.h"
 
@@ -17,17 +14,10 @@ std::string errorOf(const std::string& yaml) {
   return r.error().message();
 }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 }  // namespace
 
 TEST_CASE("the embedded default is config/mtm.yaml and equals the built-in defaults", "[config]") {
-  CHECK(defaultConfigText() == readFile(test::sourceDir() + "/config/mtm.yaml"));
+  CHECK(defaultConfigText() == test::readFile(test::sourceDir() + "/config/mtm.yaml"));
   Config builtIn;
   builtIn.source = "<embedded default>";
   CHECK(defaultConfig() == builtIn);
@@ -162,8 +152,8 @@ TEST_CASE("syntax errors and unreadable files", "[config]") {
 }
 
 TEST_CASE("every key is documented in docs/config.md and in config/mtm.yaml", "[config][docs]") {
-  const std::string docs = readFile(test::sourceDir() + "/docs/config.md");
-  const std::string example = readFile(test::sourceDir() + "/config/mtm.yaml");
+  const std::string docs = test::readFile(test::sourceDir() + "/docs/config.md");
+  const std::string example = test::readFile(test::sourceDir() + "/config/mtm.yaml");
   for (const auto& key : configKeys()) {
     INFO(key);
     CHECK(docs.find("`" + key + "`") != std::string::npos);

@@ -1,5 +1,7 @@
 #include "ChildProcess.h"
 
+#include "Run.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -8,19 +10,9 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 namespace mtm::test {
-namespace {
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-}  // namespace
 
 ChildProcess::ChildProcess(std::vector<std::string> argv, std::string stderrPath, int uid) : log_(std::move(stderrPath)) {
   pid_ = fork();
@@ -46,7 +38,7 @@ ChildProcess::~ChildProcess() {
   }
 }
 
-std::string ChildProcess::log() const { return slurp(log_); }
+std::string ChildProcess::log() const { return readFile(log_); }
 
 bool ChildProcess::waitForLog(const std::string& text, int count, double seconds) const {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -72,7 +64,7 @@ int ChildProcess::wait() {
 std::string waitForFile(const std::string& path, double seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (std::filesystem::exists(path)) return slurp(path);
+    if (std::filesystem::exists(path)) return readFile(path);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return "";

@@ -10,16 +10,13 @@
 #include <sstream>
 
 namespace mtm::test {
-namespace {
 
-std::string slurp(const std::string& path) {
+std::string readFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
-
-}  // namespace
 
 RunResult run(const std::vector<std::string>& argv) {
   TempDir tmp;
@@ -42,8 +39,8 @@ RunResult run(const std::vector<std::string>& argv) {
   waitpid(pid, &status, 0);
   RunResult r;
   r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(outPath);
-  r.err = slurp(errPath);
+  r.out = readFile(outPath);
+  r.err = readFile(errPath);
   return r;
 }
 

@@ -15,6 +15,9 @@ struct RunResult {
 // Runs argv[0] (a path) with argv; stdin is /dev/null.
 RunResult run(const std::vector<std::string>& argv);
 
+// A whole file; "" when it cannot be read.
+std::string readFile(const std::string& path);
+
 // A program of this build: bin("mtmctl").
 std::string bin(const std::string& name);
 // A fixture tree: fixture("vm-6.12-4node-hmat").
