@@ -55,6 +55,7 @@ std::string vformat(const char* fmt, va_list args) {
 
 int libbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
   std::string text = vformat(fmt, args);
+  if (text.rfind("libbpf: ", 0) == 0) text.erase(0, 8);  // most of its messages name it already
   switch (level) {
     case LIBBPF_WARN: get().warn("libbpf: {}", text); break;
     case LIBBPF_INFO: get().info("libbpf: {}", text); break;
@@ -66,7 +67,7 @@ int libbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
 #ifdef NDEBUG
 constexpr const char* kSource = "";
 #else
-constexpr const char* kSource = " [%s:%#]";
+constexpr const char* kSource = " %@";  // file:line where the message was made, when known
 #endif
 
 }  // namespace
