@@ -11,6 +11,7 @@
 
 #include <bpf/libbpf.h>
 #include <numa.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
@@ -64,10 +65,23 @@ int libbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
   return 0;
 }
 
+// "%*": " [file.cpp:42]" where the message was made, when known; nothing otherwise.
+class SourceFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    if (msg.source.empty()) return;
+    std::string_view file = msg.source.filename;
+    if (auto slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
+    const std::string text = " [" + std::string(file) + ":" + std::to_string(msg.source.line) + "]";
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<SourceFlag>(); }
+};
+
 #ifdef NDEBUG
 constexpr const char* kSource = "";
 #else
-constexpr const char* kSource = " %@";  // file:line where the message was made, when known
+constexpr const char* kSource = "%*";
 #endif
 
 }  // namespace
@@ -86,7 +100,9 @@ void setup(std::string_view program, spdlog::level::level_enum level, Target tar
     sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
     pattern = std::string("%Y-%m-%d %H:%M:%S.%e %n %l: %v") + kSource;
   }
-  sink->set_pattern(pattern);
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<SourceFlag>('*').set_pattern(pattern);
+  sink->set_formatter(std::move(formatter));
   logger = std::make_shared<spdlog::logger>(std::string(program), sink);
   logger->set_level(level);
   logger->flush_on(spdlog::level::warn);
