@@ -46,3 +46,13 @@ TEST_CASE("mtmd refuses a broken config at start with a non-zero exit", "[mtmd]"
   auto bad = run({bin("mtmd"), "--log-level", "loud"});
   CHECK(bad.exitCode == 2);
 }
+
+TEST_CASE("under systemd (JOURNAL_STREAM set) log lines carry syslog priorities, not timestamps", "[mtmd]") {
+  mtm::test::TempDir dir;
+  auto cfg = dir.write("mtm.yaml", "policy:\n  name: bogus\n");
+  auto r = run({"/usr/bin/env", "JOURNAL_STREAM=8:12345", bin("mtmd"), "--config", cfg});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.rfind("<3>config error:", 0) == 0);
+  auto tty = run({bin("mtmd"), "--config", cfg});
+  CHECK(tty.err.find(" mtmd error: config error:") != std::string::npos);
+}
