@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Accessed-bit reader: walks one task's page tables for a list of addresses and reports each
+ * leaf entry's present, accessed and dirty bits (PTE, or PMD for a THP). It runs as an iter/task
+ * program bound to one task (bpf_iter_link_info.task.tid), triggered by reading the iterator.
+ * Reads go through bpf_probe_read_kernel, so a table freed under a concurrent munmap, split or
+ * migration yields a stale bit or ABIT_FAULT, never a crash.
+ *
+ * A second pair of programs follows the task's address space: a write release of its mmap_lock
+ * (mmap, munmap, mprotect, brk ...) bumps `layout_gen`; its exit sets `exited`. */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "abit.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set between open and load. */
+const volatile __u32 target_tgid = 0;
+
+/* Inputs and outputs, in the skeleton's mmapped .bss. */
+__u32 cmd = ABIT_CMD_WALK;
+__u32 n = 0;
+__u64 addrs[ABIT_MAX_ADDRS];
+__u8 flags[ABIT_MAX_ADDRS];
+__u64 pfns[ABIT_MAX_ADDRS]; /* the leaf's page frame (for a huge leaf: of the address within it) */
+__u64 page_offset_base = 0; /* derived by ABIT_CMD_DERIVE, then used by walks */
+__u32 levels = 0;           /* 4 or 5 */
+__u64 runs = 0;             /* times the iterator visited the task */
+__u64 layout_gen = 0;
+__u32 exited = 0;
+
+#define PTE_PRESENT 0x1ULL
+#define PTE_PSE 0x80ULL
+#define PTE_ACCESSED 0x20ULL
+#define PTE_DIRTY 0x40ULL
+#define PTE_ADDR_MASK 0x000ffffffffff000ULL
+#define GiB (1ULL << 30)
+#define DERIVE_CANDIDATES 4096 /* physical memory up to 4 TiB */
+
+struct walk_ctx {
+  __u64 pgd;
+};
+
+static __always_inline int read_entry(__u64 table, __u64 index, __u64 *entry) {
+  return bpf_probe_read_kernel(entry, sizeof(*entry), (void *)(table + index * 8));
+}
+
+/* Leaf flags for `addr` under `pgd`, with a given depth and direct-map base. */
+static __always_inline __u8 walk(__u64 pgd, __u64 addr, __u32 depth, __u64 base, __u64 *phys) {
+  __u64 table = pgd, entry = 0;
+  int shift = depth == 5 ? 48 : 39;
+  for (int level = 0; level < 5; level++) {
+    if (read_entry(table, (addr >> shift) & 511, &entry))
+      return ABIT_FAULT;
+    if (!(entry & PTE_PRESENT))
+      return 0;
+    /* A PSE bit at PUD (shift 30) or PMD (shift 21) ends the walk: a huge leaf. */
+    if (shift == 12 || ((shift == 30 || shift == 21) && (entry & PTE_PSE))) {
+      __u8 f = ABIT_PRESENT;
+      if (entry & PTE_ACCESSED)
+        f |= ABIT_ACCESSED;
+      if (entry & PTE_DIRTY)
+        f |= ABIT_DIRTY;
+      if (shift != 12)
+        f |= ABIT_HUGE;
+      if (phys) {
+        __u64 mask = (1ULL << shift) - 1;
+        *phys = (entry & PTE_ADDR_MASK & ~mask) | (addr & mask);
+      }
+      return f;
+    }
+    table = (entry & PTE_ADDR_MASK) + base;
+    shift -= 9;
+  }
+  return ABIT_FAULT;
+}
+
+static long walk_one(__u32 i, struct walk_ctx *ctx) {
+  if (i >= n)
+    return 1;
+  __u32 k = i & (ABIT_MAX_ADDRS - 1); /* a bound the verifier can see (ABIT_MAX_ADDRS is 2^16) */
+  __u64 phys = 0;
+  flags[k] = walk(ctx->pgd, addrs[k], levels, page_offset_base, &phys);
+  pfns[k] = phys >> 12;
+  return 0;
+}
+
+/* The direct map places physical address P at P + page_offset_base, which KASLR aligns to
+ * 1 GiB. The pgd itself lives in the direct map: under the right depth and base, walking the
+ * pgd's own address leads to a physical address that maps back to it. */
+struct derive_ctx {
+  __u64 pgd;
+  __u32 depth;
+};
+
+static long try_base(__u32 k, struct derive_ctx *ctx) {
+  __u64 base = (ctx->pgd & ~(GiB - 1)) - (__u64)k * GiB;
+  __u64 phys = 0;
+  __u8 f = walk(ctx->pgd, ctx->pgd, ctx->depth, base, &phys);
+  if ((f & ABIT_PRESENT) && !(f & ABIT_FAULT) && phys + base == ctx->pgd) {
+    page_offset_base = base;
+    levels = ctx->depth;
+    return 1;
+  }
+  return 0;
+}
+
+SEC("iter/task")
+int abit_walk(struct bpf_iter__task *it) {
+  struct task_struct *task = it->task;
+  if (!task)
+    return 0;
+  struct mm_struct *mm = BPF_CORE_READ(task, mm);
+  if (!mm)
+    return 0;
+  __u64 pgd = (__u64)BPF_CORE_READ(mm, pgd);
+  runs++;
+  if (cmd == ABIT_CMD_DERIVE) {
+    page_offset_base = 0;
+    levels = 0;
+    struct derive_ctx d = {.pgd = pgd, .depth = 5};
+    bpf_loop(DERIVE_CANDIDATES, try_base, &d, 0);
+    if (!levels) {
+      d.depth = 4;
+      bpf_loop(DERIVE_CANDIDATES, try_base, &d, 0);
+    }
+    return 0;
+  }
+  if (!levels)
+    return 0;
+  struct walk_ctx w = {.pgd = pgd};
+  bpf_loop(n < ABIT_MAX_ADDRS ? n : ABIT_MAX_ADDRS, walk_one, &w, 0);
+  return 0;
+}
+
+/* A write release of the target's mmap_lock: its address space changed. */
+static __always_inline int layout_changed(struct mm_struct *mm, __u64 write) {
+  struct task_struct *task = bpf_get_current_task_btf();
+  if (task->tgid != target_tgid || task->mm != mm || !(write & 0xff))
+    return 0;
+  __sync_fetch_and_add(&layout_gen, 1);
+  return 0;
+}
+
+/* mmap_lock_released's arguments differ between kernels: (mm, memcg_path, write) before Linux
+ * 6.11, (mm, write) after. The owner reads which from BTF and loads the matching variant. */
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(abit_layout_v1, struct mm_struct *mm, const char *memcg_path, bool write) {
+  return layout_changed(mm, write);
+}
+
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(abit_layout_v2, struct mm_struct *mm, bool write) {
+  return layout_changed(mm, write);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(abit_exit, struct task_struct *task) {
+  if (task->pid == target_tgid)
+    exited = 1;
+  return 0;
+}

@@ -1,0 +1,18 @@
+/* Types shared by abit.bpf.c and its C++ owner (AbitScanner). Fixed-width only. */
+#ifndef MTM_ABIT_H
+#define MTM_ABIT_H
+
+#define ABIT_MAX_ADDRS 65536
+
+/* What the program is asked to do on its next run. */
+#define ABIT_CMD_WALK 0   /* report flags for addrs[0..n) */
+#define ABIT_CMD_DERIVE 1 /* find page_offset_base and the paging depth */
+
+/* Per-address result bits. */
+#define ABIT_PRESENT 0x1  /* a present PTE, or a present PMD/PUD leaf */
+#define ABIT_ACCESSED 0x2 /* the accessed bit of that entry */
+#define ABIT_DIRTY 0x4
+#define ABIT_HUGE 0x8     /* the leaf is a PMD (THP) or PUD */
+#define ABIT_FAULT 0x80   /* a page-table read faulted (a racing change): no answer */
+
+#endif
