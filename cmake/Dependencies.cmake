@@ -16,6 +16,8 @@ mtm_require(yaml-cpp_FOUND "yaml-cpp" libyaml-cpp-dev)
 find_package(CLI11 CONFIG QUIET)
 mtm_require(CLI11_FOUND "CLI11" libcli11-dev)
 
+find_package(ZLIB QUIET)
+mtm_require(ZLIB_FOUND "zlib" zlib1g-dev)
 pkg_check_modules(NUMA QUIET IMPORTED_TARGET numa)
 mtm_require(NUMA_FOUND "libnuma" libnuma-dev)
 pkg_check_modules(LIBBPF QUIET IMPORTED_TARGET libbpf)

@@ -16,7 +16,9 @@ int main(int argc, char** argv) {
       "  mtmctl placement --pid 1234                    where a process's pages are, per node and VMA\n"
       "  mtmctl migrate --pid 1234 --all --to tier:1    move a process's pages to tier 1\n"
       "  mtmctl migrate --pid 1234 --range 0x7f00000000-0x7f10000000 --to 2 --rate 256MiB/s\n"
-      "  mtmctl collapse --pid 1234 --range 0x7f00000000-0x7f10000000");
+      "  mtmctl collapse --pid 1234 --range 0x7f00000000-0x7f10000000\n"
+      "  mtmctl profile --pid 1234 --duration 30 --record p.jsonl   profile page accesses\n"
+      "  mtmctl heatmap p.jsonl -o heatmap.svg            draw the recording");
   app.require_subcommand(1);
   ctl::Global global;
   app.add_option("-c,--config", global.configPath, "YAML config file (default: the embedded default)")
@@ -31,6 +33,7 @@ int main(int argc, char** argv) {
   ctl::addConfigCommands(app, global, commands);
   ctl::addPlacementCommands(app, global, commands);
   ctl::addMigrateCommand(app, global, commands);
+  ctl::addProfileCommands(app, global, commands);
 
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0) return rc;
   mtm::log::setup("mtmctl", spdlog::level::warn);

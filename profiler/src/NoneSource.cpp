@@ -1,4 +1,4 @@
-// The "none" profiler source: always available, never samples anything.
+// The "none" profiler source: always available, observes nothing (every region stays cold).
 #include "mtm/Registry.h"
 #include "mtm/profiler/Source.h"
 
@@ -8,10 +8,13 @@ namespace {
 class NoneSource final : public Source {
  public:
   Status probe() override { return {}; }
+  Status attach(int) override { return {}; }
+  void detach(int) override {}
+  Result<uint64_t> observe(int, RegionSet&, uint64_t) override { return uint64_t{0}; }
 };
 
 const bool kRegistered = Registry<Source>::add(
-    "none", "samples nothing (every region stays cold)", [](const Source::Context&) { return std::make_unique<NoneSource>(); });
+    "none", "observes nothing (every region stays cold)", [](const Source::Context&) { return std::make_unique<NoneSource>(); });
 
 }  // namespace
 }  // namespace mtm::profiler

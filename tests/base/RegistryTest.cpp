@@ -17,7 +17,7 @@ TEST_CASE("every role registers a no-op named none", "[registry]") {
   auto policy = Registry<policy::Policy>::create("none", {cfg});
   REQUIRE(policy.ok());
   profiler::Snapshot snap;
-  snap.regions.push_back({1, 0, 4096, 1.0, 3});
+  snap.regions.push_back({1, 0, 4096, 1.0, 0, 1.0, 3, 0, false});
   CHECK((*policy)->plan(snap, config::TierMap{}).moves.empty());
 
   test::FakeKernel kernel;

@@ -31,6 +31,7 @@ void addTiersCommand(CLI::App& parent, const Global& global, Commands& out);
 void addConfigCommands(CLI::App& parent, const Global& global, Commands& out);
 void addMigrateCommand(CLI::App& parent, const Global& global, Commands& out);
 void addPlacementCommands(CLI::App& parent, const Global& global, Commands& out);
+void addProfileCommands(CLI::App& parent, const Global& global, Commands& out);
 
 // The config named by --config, or the embedded default.
 Result<config::Config> effectiveConfig(const Global& global);

@@ -7,17 +7,25 @@
 
 namespace mtm::profiler {
 
-struct Region {
+struct RegionInfo {
   int pid = 0;
   uint64_t start = 0;          // page-aligned virtual addresses, [start, end)
   uint64_t end = 0;
-  double hotness = 0;          // decayed fraction of samples that saw it accessed, [0, 1]
-  int node = -1;               // NUMA node holding most of it
+  double hotness = 0;          // decayed fraction of checks that found it accessed, [0, 1]
+  uint32_t age = 0;            // intervals since the region took its shape
+  double confidence = 0;       // decayed number of checks behind the hotness
+  int node = -1;               // NUMA node holding most of its checked pages (-1: unknown)
+  int tier = -1;               // that node's tier (-1: unknown)
+  bool huge = false;           // THP-backed
 };
 
 struct Snapshot {
   uint64_t interval = 0;
-  std::vector<Region> regions;
+  double seconds = 0;          // since profiling began
+  std::vector<RegionInfo> regions;
+  std::vector<int> exited;     // targets that went away this interval
+  uint64_t checks = 0;         // page checks spent
+  uint64_t cpuNs = 0;          // the profiler's own CPU time this interval
 };
 
 }  // namespace mtm::profiler

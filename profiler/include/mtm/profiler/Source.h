@@ -1,10 +1,12 @@
 #pragma once
-// A source of page-access samples (hardware sampling, accessed bits, page faults, DAMON).
+// A source of page-access observations: hardware sampling, accessed bits, page faults, DAMON.
 
+#include <cstdint>
 #include <string_view>
 
 #include "mtm/Result.h"
 #include "mtm/config/Config.h"
+#include "mtm/profiler/Regions.h"
 
 namespace mtm::profiler {
 
@@ -15,8 +17,17 @@ class Source {
     const config::Config& config;
   };
   virtual ~Source() = default;
+
   // Whether the source can run on this machine; the error says why not and what to do.
   virtual Status probe() = 0;
+  // Starts or stops watching a process. attach() errors name the process and the reason.
+  virtual Status attach(int pid) = 0;
+  virtual void detach(int pid) = 0;
+  // Adds the interval's observations of `pid` to its regions. `checks` is what the overhead
+  // controller grants to sources that choose which pages to look at; returns what it spent.
+  virtual Result<uint64_t> observe(int pid, RegionSet& regions, uint64_t checks) = 0;
+  // Whether observe() spends `checks` (sources that sample on their own ignore them).
+  virtual bool spendsChecks() const { return false; }
 };
 
 }  // namespace mtm::profiler

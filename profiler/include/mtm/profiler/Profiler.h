@@ -1,0 +1,61 @@
+#pragma once
+// The profiling loop: per target, regions fed by every available source; per interval, one
+// snapshot, at a CPU cost the overhead controller holds to the budget.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mtm/KernelFs.h"
+#include "mtm/Result.h"
+#include "mtm/config/Config.h"
+#include "mtm/config/TierMap.h"
+#include "mtm/profiler/OverheadController.h"
+#include "mtm/profiler/Regions.h"
+#include "mtm/profiler/Snapshot.h"
+#include "mtm/profiler/Source.h"
+
+namespace mtm::profiler {
+
+class Profiler {
+ public:
+  // Probes each source named in profiler.sources; those the machine lacks are logged with the
+  // reason and skipped. An error only when none can run.
+  static Result<std::unique_ptr<Profiler>> create(const config::Config& config, const config::TierMap* tiers = nullptr);
+
+  // Starts profiling a process: every active source attaches (those that cannot are logged).
+  Status addTarget(int pid);
+  void removeTarget(int pid);
+  bool hasTarget(int pid) const { return targets_.count(pid) > 0; }
+  size_t targetCount() const { return targets_.size(); }
+
+  // Ends an interval: gathers observations, updates regions, corrects the budget. Targets that
+  // exited are dropped and listed in the snapshot.
+  Snapshot runInterval();
+
+  const std::vector<std::string>& activeSources() const { return names_; }
+  const OverheadController& controller() const { return controller_; }
+  const RegionSet* regionsOf(int pid) const;
+
+ private:
+  Profiler(const config::Config& config, const config::TierMap* tiers);
+  struct Target {
+    std::unique_ptr<RegionSet> regions;
+    std::vector<Source*> sources;  // those that attached
+    std::string maps;              // /proc/PID/maps as last read
+  };
+  Status refreshLayout(int pid, Target& t);
+
+  config::Config config_;
+  const config::TierMap* tiers_;
+  KernelFs proc_{"/"};
+  std::vector<std::unique_ptr<Source>> sources_;
+  std::vector<std::string> names_;
+  std::map<int, Target> targets_;
+  OverheadController controller_;
+  uint64_t interval_ = 0;
+  uint64_t startNs_ = 0;
+};
+
+}  // namespace mtm::profiler

@@ -1,0 +1,39 @@
+#pragma once
+// Profiles on disk: JSON lines, one header, then one line per interval.
+//   {"mtm_profile":1,"interval_ms":1000,"sources":["ebpf_abit"]}
+//   {"interval":0,"seconds":1.00,"checks":5000,"cpu_ns":2100000,"exited":[],
+//    "regions":[[pid,start,end,hotness,node,huge],...]}
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mtm/Result.h"
+#include "mtm/profiler/Snapshot.h"
+
+namespace mtm::profiler {
+
+struct Recording {
+  uint32_t intervalMs = 0;
+  std::vector<std::string> sources;
+  std::vector<Snapshot> intervals;
+};
+
+class Recorder {
+ public:
+  static Result<std::unique_ptr<Recorder>> create(const std::string& path, uint32_t intervalMs,
+                                                  const std::vector<std::string>& sources);
+  ~Recorder();
+  Status write(const Snapshot& snapshot);
+
+ private:
+  explicit Recorder(FILE* f, std::string path) : file_(f), path_(std::move(path)) {}
+  FILE* file_;
+  std::string path_;
+};
+
+// Reads a recording; errors name the file and line.
+Result<Recording> readRecording(const std::string& path);
+
+}  // namespace mtm::profiler

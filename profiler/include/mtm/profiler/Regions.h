@@ -1,0 +1,73 @@
+#pragma once
+// A process's address space as regions that split where access varies and merge where it does
+// not. THP-backed memory is profiled at 2 MiB: a region never half-covers a THP.
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "mtm/config/Config.h"
+#include "mtm/migrate/ProcMaps.h"
+
+namespace mtm::profiler {
+
+inline constexpr uint64_t kPage = 4096;
+inline constexpr uint64_t kHuge = 2ull << 20;
+
+struct Region {
+  uint64_t start = 0, end = 0;  // [start, end)
+  bool huge = false;            // seen THP-backed: sampled and split at 2 MiB
+  double hotness = 0;           // decayed fraction of checks that found it accessed, [0, 1]
+  double lastFraction = 0;      // the latest interval's fraction
+  double confidence = 0;        // decayed number of checks behind `hotness`
+  double variation = 0;         // spatial + temporal variation: where checks go next
+  uint32_t age = 0;             // intervals since it was formed (split or merged)
+  int node = -1;                // node holding most of its checked pages
+  // This interval's observations, the lower and upper half apart (for split decisions).
+  uint32_t checked[2] = {0, 0};
+  uint32_t accessed[2] = {0, 0};
+  std::map<int, uint32_t> nodeVotes;
+
+  uint64_t size() const { return end - start; }
+  uint64_t mid() const;  // the split point: the middle, aligned to 2 MiB (huge) or a page
+};
+
+struct RegionStats {
+  uint32_t splits = 0, merges = 0;
+};
+
+class RegionSet {
+ public:
+  explicit RegionSet(const config::ProfilerConfig& config) : config_(config) {}
+
+  // (Re)builds from the process's VMAs; regions that survive keep their history. VMAs that
+  // hold no anonymous or private writable memory ([vdso], read-only text, ...) are left out.
+  void rebuild(const std::vector<migrate::Vma>& vmas);
+
+  // One observation of the page at `addr`: checked, and whether it was accessed.
+  void observe(uint64_t addr, bool accessed, int node = -1, bool huge = false);
+
+  // An observation of a whole range at once (DAMON): each region it overlaps counts it as
+  // kRangeWeight checks, `fraction` of them accessed.
+  void observeRange(uint64_t start, uint64_t end, double fraction);
+  static constexpr uint32_t kRangeWeight = 8;
+
+  // Closes the interval: hotness, variation and age; splits regions whose halves disagree and
+  // merges similar neighbours. Clears the interval's observations.
+  RegionStats endInterval();
+
+  const std::vector<Region>& regions() const { return regions_; }
+  std::vector<Region>& regions() { return regions_; }
+  uint64_t bytes() const;
+  Region* find(uint64_t addr);
+
+ private:
+  void splitAndMerge(RegionStats& stats);
+  const config::ProfilerConfig& config_;
+  std::vector<Region> regions_;  // sorted, disjoint
+};
+
+// Whether a VMA is worth profiling: private writable or anonymous memory.
+bool profiled(const migrate::Vma& vma);
+
+}  // namespace mtm::profiler

@@ -1,0 +1,139 @@
+#include "mtm/profiler/Profiler.h"
+
+#include <time.h>
+
+#include <cerrno>
+
+#include "mtm/Log.h"
+#include "mtm/Registry.h"
+#include "mtm/migrate/ProcMaps.h"
+
+namespace mtm::profiler {
+namespace {
+
+uint64_t nowNs(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+Profiler::Profiler(const config::Config& config, const config::TierMap* tiers)
+    : config_(config), tiers_(tiers), controller_(config.profiler.budget, config.profiler.intervalMs),
+      startNs_(nowNs(CLOCK_MONOTONIC)) {}
+
+Result<std::unique_ptr<Profiler>> Profiler::create(const config::Config& config, const config::TierMap* tiers) {
+  std::unique_ptr<Profiler> p(new Profiler(config, tiers));
+  std::string why;
+  for (const auto& name : config.profiler.sources) {
+    auto source = Registry<Source>::create(name, {p->config_});
+    if (!source) return std::move(source).takeError();
+    if (auto st = (*source)->probe(); !st.ok()) {
+      MTM_WARN("profiler source={} available=no reason=\"{}\"", name, st.error().message());
+      why += (why.empty() ? "" : "; ") + name + ": " + st.error().message();
+      continue;
+    }
+    MTM_INFO("profiler source={} available=yes", name);
+    p->sources_.push_back(std::move(*source));
+    p->names_.push_back(name);
+  }
+  if (p->sources_.empty()) return Error("no profiler source can run here (" + why + ")");
+  return p;
+}
+
+Status Profiler::refreshLayout(int pid, Target& t) {
+  auto text = proc_.read("/proc/" + std::to_string(pid) + "/maps");
+  if (!text) return std::move(text).takeError();
+  if (*text == t.maps) return {};  // the address space is as it was
+  t.maps = std::move(*text);
+  auto vmas = migrate::parseMaps(t.maps);
+  if (!vmas) return std::move(vmas).takeError().context("reading /proc/" + std::to_string(pid) + "/maps");
+  t.regions->rebuild(*vmas);
+  return {};
+}
+
+Status Profiler::addTarget(int pid) {
+  if (targets_.count(pid)) return {};
+  Target t;
+  t.regions = std::make_unique<RegionSet>(config_.profiler);
+  if (auto st = refreshLayout(pid, t); !st.ok()) {
+    const int err = st.error().errnum();
+    return Error("pid " + std::to_string(pid) + ": " + st.error().message() +
+                     (err == ENOENT ? ": no such process" : err == EACCES ? ": run as root or as the process's owner" : ""),
+                 err);
+  }
+  std::string why;
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    if (auto st = sources_[i]->attach(pid); !st.ok()) {
+      MTM_WARN("profiler pid={} source={} attached=no reason=\"{}\"", pid, names_[i], st.error().message());
+      why += (why.empty() ? "" : "; ") + names_[i] + ": " + st.error().message();
+      continue;
+    }
+    t.sources.push_back(sources_[i].get());
+  }
+  if (t.sources.empty()) return Error("pid " + std::to_string(pid) + ": no profiler source could attach (" + why + ")");
+  targets_.emplace(pid, std::move(t));
+  return {};
+}
+
+void Profiler::removeTarget(int pid) {
+  auto it = targets_.find(pid);
+  if (it == targets_.end()) return;
+  for (auto* s : it->second.sources) s->detach(pid);
+  targets_.erase(it);
+}
+
+const RegionSet* Profiler::regionsOf(int pid) const {
+  auto it = targets_.find(pid);
+  return it == targets_.end() ? nullptr : it->second.regions.get();
+}
+
+Snapshot Profiler::runInterval() {
+  const uint64_t cpu0 = nowNs(CLOCK_THREAD_CPUTIME_ID);
+  Snapshot snap;
+  snap.interval = interval_++;
+  uint64_t totalBytes = 0;
+  for (auto& [pid, t] : targets_) totalBytes += t.regions->bytes();
+  const uint64_t budget = controller_.checks();
+  std::vector<int> gone;
+  for (auto& [pid, t] : targets_) {
+    // The address space may have changed: read it again (cheap next to the checks).
+    if (auto st = refreshLayout(pid, t); !st.ok()) {
+      gone.push_back(pid);
+      continue;
+    }
+    const uint64_t share = totalBytes ? budget * t.regions->bytes() / totalBytes : 0;
+    bool alive = true;
+    for (auto* s : t.sources) {
+      auto spent = s->observe(pid, *t.regions, share);
+      if (!spent) {
+        if (spent.error().errnum() == ESRCH || !proc_.exists("/proc/" + std::to_string(pid))) alive = false;
+        else MTM_WARN("profiler pid={} observe error=\"{}\"", pid, spent.error().message());
+        continue;
+      }
+      snap.checks += *spent;
+    }
+    if (!alive) {
+      gone.push_back(pid);
+      continue;
+    }
+    t.regions->endInterval();
+    for (const auto& r : t.regions->regions()) {
+      RegionInfo info{pid, r.start, r.end, r.hotness, r.age, r.confidence, r.node, -1, r.huge};
+      if (tiers_ && r.node >= 0) info.tier = tiers_->tierOfNode(r.node);
+      snap.regions.push_back(info);
+    }
+  }
+  for (int pid : gone) {
+    MTM_INFO("profiler pid={} gone=yes", pid);
+    removeTarget(pid);
+    snap.exited.push_back(pid);
+  }
+  snap.cpuNs = nowNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+  controller_.report(std::max<uint64_t>(snap.checks, 1), snap.cpuNs);
+  snap.seconds = double(nowNs(CLOCK_MONOTONIC) - startNs_) / 1e9;
+  return snap;
+}
+
+}  // namespace mtm::profiler

@@ -1,0 +1,203 @@
+#include "mtm/profiler/Regions.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mtm::profiler {
+namespace {
+
+// The first cut of the address space: pieces on 2 MiB boundaries, as small as 2 MiB while half
+// of max_regions suffices, larger for larger processes. Splits and merges take it from there.
+uint64_t initialPiece(const std::vector<migrate::Vma>& vmas, uint32_t maxRegions) {
+  uint64_t total = 0;
+  for (const auto& v : vmas)
+    if (profiled(v)) total += v.end - v.start;
+  const uint64_t pieces = std::max<uint64_t>(1, maxRegions / 2);
+  const uint64_t piece = (total / pieces + kHuge - 1) & ~(kHuge - 1);
+  return std::max(kHuge, piece);
+}
+
+}  // namespace
+
+uint64_t Region::mid() const {
+  const uint64_t align = huge ? kHuge : kPage;
+  uint64_t m = (start + size() / 2) & ~(align - 1);
+  if (m <= start || m >= end) {
+    m = (start + size() / 2) & ~(kPage - 1);
+  }
+  return m;
+}
+
+bool profiled(const migrate::Vma& v) {
+  if (v.path == "[vsyscall]" || v.path == "[vvar]" || v.path == "[vdso]" || v.path == "[vvar_vclock]") return false;
+  if (v.hugetlb()) return false;  // hugetlb pages have no accessed bits of their own to read
+  const bool writable = v.perms.size() >= 2 && v.perms[1] == 'w';
+  const bool priv = v.perms.size() >= 4 && v.perms[3] == 'p';
+  return writable && priv;
+}
+
+void RegionSet::rebuild(const std::vector<migrate::Vma>& vmas) {
+  // Regions that survive keep their shape and history (clipped to their VMA); memory no region
+  // covers yet is cut into fresh pieces.
+  const uint64_t piece = initialPiece(vmas, config_.maxRegions);
+  std::vector<Region> next;
+  size_t old = 0;
+  for (const auto& v : vmas) {
+    if (!profiled(v)) continue;
+    uint64_t cursor = v.start;
+    auto fresh = [&](uint64_t upTo) {
+      while (cursor < upTo) {
+        Region r;
+        r.start = cursor;
+        r.end = std::min(upTo, (cursor + piece) & ~(kHuge - 1));
+        if (r.end <= r.start) r.end = upTo;
+        next.push_back(r);
+        cursor = r.end;
+      }
+    };
+    while (old < regions_.size() && regions_[old].end <= v.start) ++old;
+    for (size_t i = old; i < regions_.size() && regions_[i].start < v.end; ++i) {
+      Region r = regions_[i];
+      r.start = std::max(r.start, v.start);
+      r.end = std::min(r.end, v.end);
+      if (r.start < cursor) r.start = cursor;
+      if (r.start >= r.end) continue;
+      fresh(r.start);
+      next.push_back(r);
+      cursor = r.end;
+    }
+    fresh(v.end);
+  }
+  regions_ = std::move(next);
+}
+
+Region* RegionSet::find(uint64_t addr) {
+  auto it = std::upper_bound(regions_.begin(), regions_.end(), addr,
+                             [](uint64_t a, const Region& r) { return a < r.start; });
+  if (it == regions_.begin()) return nullptr;
+  --it;
+  return addr < it->end ? &*it : nullptr;
+}
+
+void RegionSet::observe(uint64_t addr, bool accessed, int node, bool huge) {
+  Region* r = find(addr);
+  if (!r) return;
+  const int half = addr >= r->mid() ? 1 : 0;
+  ++r->checked[half];
+  if (accessed) ++r->accessed[half];
+  if (node >= 0) ++r->nodeVotes[node];
+  if (huge) r->huge = true;
+}
+
+void RegionSet::observeRange(uint64_t start, uint64_t end, double fraction) {
+  const auto accessed = static_cast<uint32_t>(std::lround(fraction * kRangeWeight));
+  for (auto& r : regions_) {
+    if (r.end <= start || r.start >= end) continue;
+    for (int half = 0; half < 2; ++half) {
+      const uint64_t lo = half ? r.mid() : r.start, hi = half ? r.end : r.mid();
+      if (std::max(lo, start) >= std::min(hi, end)) continue;
+      r.checked[half] += kRangeWeight;
+      r.accessed[half] += accessed;
+    }
+  }
+}
+
+uint64_t RegionSet::bytes() const {
+  uint64_t n = 0;
+  for (const auto& r : regions_) n += r.size();
+  return n;
+}
+
+RegionStats RegionSet::endInterval() {
+  const double decay = config_.hotnessDecay;
+  for (auto& r : regions_) {
+    const uint32_t checked = r.checked[0] + r.checked[1];
+    ++r.age;
+    if (checked > 0) {
+      const double frac = double(r.accessed[0] + r.accessed[1]) / checked;
+      const double temporal = std::fabs(frac - r.lastFraction);
+      // Spatial: how much the two halves disagree; where one half saw nothing, the spread of
+      // the checks themselves (a mixed region).
+      double spatial = std::sqrt(frac * (1 - frac));
+      if (r.checked[0] && r.checked[1])
+        spatial = std::max(spatial, std::fabs(double(r.accessed[0]) / r.checked[0] - double(r.accessed[1]) / r.checked[1]));
+      r.variation = spatial + temporal;
+      r.hotness = r.confidence > 0 ? decay * r.hotness + (1 - decay) * frac : frac;
+      r.lastFraction = frac;
+      r.confidence = decay * r.confidence + checked;
+    } else {
+      r.confidence *= decay;
+    }
+    if (!r.nodeVotes.empty()) {
+      r.node = std::max_element(r.nodeVotes.begin(), r.nodeVotes.end(),
+                                [](auto& a, auto& b) { return a.second < b.second; })->first;
+    }
+  }
+  RegionStats stats;
+  splitAndMerge(stats);
+  for (auto& r : regions_) {
+    r.checked[0] = r.checked[1] = r.accessed[0] = r.accessed[1] = 0;
+    r.nodeVotes.clear();
+  }
+  return stats;
+}
+
+void RegionSet::splitAndMerge(RegionStats& stats) {
+  // Split: halves that disagree by more than split_variation, each with checks behind it.
+  std::vector<Region> out;
+  out.reserve(regions_.size() * 2);
+  const uint64_t minSize = std::max<uint64_t>(config_.minRegionBytes, kPage);
+  for (auto& r : regions_) {
+    const uint64_t granule = r.huge ? kHuge : minSize;
+    const bool bigEnough = r.size() >= 2 * granule;
+    const bool room = regions_.size() + stats.splits < config_.maxRegions;
+    const uint32_t checked = r.checked[0] + r.checked[1];
+    if (bigEnough && room && checked >= 2) {
+      const double lo = r.checked[0] ? double(r.accessed[0]) / r.checked[0] : r.lastFraction;
+      const double hi = r.checked[1] ? double(r.accessed[1]) / r.checked[1] : r.lastFraction;
+      const double f = double(r.accessed[0] + r.accessed[1]) / checked;
+      // Split where the halves disagree, or where the checks themselves disagree (some pages
+      // accessed, some not): a mixed region is cut until its parts are uniform.
+      if (std::fabs(lo - hi) > config_.splitVariation || std::sqrt(f * (1 - f)) >= config_.splitVariation) {
+        const uint64_t m = r.mid();
+        Region a = r, b = r;
+        a.end = m;
+        b.start = m;
+        a.hotness = a.lastFraction = lo;
+        b.hotness = b.lastFraction = hi;
+        a.age = b.age = 0;
+        a.confidence = b.confidence = r.confidence / 2;
+        out.push_back(a);
+        out.push_back(b);
+        ++stats.splits;
+        continue;
+      }
+    }
+    out.push_back(r);
+  }
+  // Merge: adjacent, contiguous, both settled (age >= 2), hotness closer than merge_difference.
+  std::vector<Region> merged;
+  merged.reserve(out.size());
+  for (auto& r : out) {
+    if (!merged.empty()) {
+      Region& p = merged.back();
+      if (p.end == r.start && p.age >= 2 && r.age >= 2 && p.huge == r.huge &&
+          std::fabs(p.hotness - r.hotness) < config_.mergeDifference &&
+          std::fabs(p.lastFraction - r.lastFraction) < config_.mergeDifference) {
+        const double wp = double(p.size()), wr = double(r.size());
+        p.hotness = (p.hotness * wp + r.hotness * wr) / (wp + wr);
+        p.lastFraction = (p.lastFraction * wp + r.lastFraction * wr) / (wp + wr);
+        p.confidence += r.confidence;
+        p.variation = std::max(p.variation, r.variation);
+        p.end = r.end;
+        p.age = 0;
+        ++stats.merges;
+        continue;
+      }
+    }
+    merged.push_back(r);
+  }
+  regions_ = std::move(merged);
+}
+
+}  // namespace mtm::profiler

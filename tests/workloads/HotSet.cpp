@@ -1,0 +1,113 @@
+// mtm-test-hotset: a workload with a known hot set that moves. It maps SIZE bytes cut into
+// 2 MiB regions; in each phase a known subset (--hot-fraction of the regions, in groups of
+// four) is touched over and over -- one write per 4 KiB page -- and the rest is left alone.
+// Every phase is announced in the truth file, with its start time and hot region indices.
+//
+//   mtm-test-hotset --size 1G [--thp] --hot-fraction 0.1 --phases 4 --phase-seconds 5 \
+//                   --truth /tmp/truth.jsonl [--ready /tmp/ready]
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr uint64_t kPage = 4096, kRegion = 2ull << 20;
+volatile sig_atomic_t gStop = 0;
+void onSignal(int) { gStop = 1; }
+
+double now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
+uint64_t parseSize(const char* s) {
+  char* end = nullptr;
+  double v = std::strtod(s, &end);
+  switch (*end) {
+    case 'G': return static_cast<uint64_t>(v * (1 << 30));
+    case 'M': return static_cast<uint64_t>(v * (1 << 20));
+    default: return static_cast<uint64_t>(v);
+  }
+}
+
+// Whether region i is hot in `phase`: groups of four regions, a pseudo-random 1 in `every`.
+bool hot(uint64_t i, int phase, uint64_t every) {
+  uint64_t h = (i / 4 + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t(phase) + 1) * 0xC2B2AE3D27D4EB4Full;
+  h ^= h >> 29;
+  return h % every == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t size = 1ull << 30;
+  bool thp = false;
+  double hotFraction = 0.1, phaseSeconds = 5;
+  int phases = 4;
+  std::string truth, ready;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&] { return i + 1 < argc ? argv[++i] : (std::fprintf(stderr, "%s needs a value\n", a.c_str()), std::exit(2), ""); };
+    if (a == "--size") size = parseSize(next());
+    else if (a == "--thp") thp = true;
+    else if (a == "--hot-fraction") hotFraction = std::atof(next());
+    else if (a == "--phases") phases = std::atoi(next());
+    else if (a == "--phase-seconds") phaseSeconds = std::atof(next());
+    else if (a == "--truth") truth = next();
+    else if (a == "--ready") ready = next();
+    else {
+      std::fprintf(stderr, "usage: %s --size 1G [--thp] --hot-fraction 0.1 --phases 4 --phase-seconds 5 --truth FILE [--ready FILE]\n", argv[0]);
+      return 2;
+    }
+  }
+  const uint64_t regions = size / kRegion;
+  const uint64_t every = std::max<uint64_t>(1, static_cast<uint64_t>(1 / hotFraction + 0.5));
+  auto* raw = static_cast<char*>(mmap(nullptr, size + kRegion, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+  if (raw == MAP_FAILED) {
+    std::perror("mmap");
+    return 1;
+  }
+  auto* base = reinterpret_cast<volatile char*>((reinterpret_cast<uintptr_t>(raw) + kRegion - 1) & ~(kRegion - 1));
+  madvise(const_cast<char*>(base), size, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  for (uint64_t off = 0; off < size; off += kPage) base[off] = 1;  // everything resident
+
+  signal(SIGTERM, onSignal);
+  signal(SIGINT, onSignal);
+  FILE* t = truth.empty() ? nullptr : std::fopen(truth.c_str(), "w");
+  if (!ready.empty()) {
+    FILE* f = std::fopen((ready + ".tmp").c_str(), "w");
+    std::fprintf(f, "pid=%d base=%#" PRIxPTR " size=%" PRIu64 "\n", getpid(), reinterpret_cast<uintptr_t>(base), size);
+    std::fclose(f);
+    std::rename((ready + ".tmp").c_str(), ready.c_str());
+  }
+  std::vector<uint64_t> hotSet;
+  for (int phase = 0; phase < phases && !gStop; ++phase) {
+    hotSet.clear();
+    for (uint64_t i = 0; i < regions; ++i)
+      if (hot(i, phase, every)) hotSet.push_back(i);
+    const double start = now();
+    if (t) {
+      std::fprintf(t, "{\"phase\":%d,\"start\":%.6f,\"base\":%" PRIuPTR ",\"region_bytes\":%" PRIu64 ",\"hot\":[", phase, start,
+                   reinterpret_cast<uintptr_t>(base), kRegion);
+      for (size_t k = 0; k < hotSet.size(); ++k) std::fprintf(t, "%s%" PRIu64, k ? "," : "", hotSet[k]);
+      std::fprintf(t, "]}\n");
+      std::fflush(t);
+    }
+    while (!gStop && now() - start < phaseSeconds)
+      for (uint64_t i : hotSet)
+        for (uint64_t off = 0; off < kRegion; off += kPage) base[i * kRegion + off] += 1;
+  }
+  if (t) std::fclose(t);
+  return 0;
+}

@@ -1,0 +1,251 @@
+// mtm-bench-profile: profiling quality at a CPU budget. A workload with known hot sets that
+// move every phase (mtm-test-hotset) runs while mtm's profiler -- and, where the kernel has it
+// and it is free, DAMON vaddr, in the same run -- watches it. Per interval: precision and recall
+// of the hot 2 MiB regions against the workload's truth, and each profiler's CPU time.
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "BenchReport.h"
+#include "mtm/Log.h"
+#include "mtm/Parse.h"
+#include "mtm/config/ConfigLoader.h"
+#include "mtm/profiler/Damon.h"
+#include "mtm/profiler/Profiler.h"
+
+namespace {
+
+using namespace mtm;
+constexpr uint64_t kGranule = 2ull << 20;
+
+double monotonic() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
+struct Phase {
+  double start = 0;
+  std::set<uint64_t> hot;
+};
+
+struct Truth {
+  uint64_t base = 0, granules = 0;
+  std::vector<Phase> phases;
+  // The phase in force at time t, and how many whole intervals it has run.
+  const Phase* at(double t) const {
+    const Phase* p = nullptr;
+    for (const auto& ph : phases)
+      if (ph.start <= t) p = &ph;
+    return p;
+  }
+};
+
+void readTruth(const std::string& path, Truth& t) {
+  std::ifstream in(path);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(in, line)) {
+    if (++n <= t.phases.size() || line.empty()) continue;
+    YAML::Node node = YAML::Load(line);
+    Phase p;
+    p.start = node["start"].as<double>();
+    t.base = node["base"].as<uint64_t>();
+    for (const auto& h : node["hot"]) p.hot.insert(h.as<uint64_t>());
+    t.phases.push_back(std::move(p));
+  }
+}
+
+struct Score {
+  double precision = 1, recall = 1;
+};
+
+// Hot ranges (start, end) against the truth, per 2 MiB granule: predicted hot when hot ranges
+// cover at least half of it.
+Score score(const std::vector<std::pair<uint64_t, uint64_t>>& hotRanges, const Truth& truth, const Phase& phase) {
+  std::vector<uint64_t> covered(truth.granules, 0);
+  for (const auto& [s, e] : hotRanges) {
+    for (uint64_t a = std::max(s, truth.base); a < e && a < truth.base + truth.granules * kGranule;) {
+      const uint64_t g = (a - truth.base) / kGranule;
+      const uint64_t gEnd = truth.base + (g + 1) * kGranule;
+      covered[g] += std::min(e, gEnd) - a;
+      a = gEnd;
+    }
+  }
+  uint64_t tp = 0, fp = 0, fn = 0;
+  for (uint64_t g = 0; g < truth.granules; ++g) {
+    const bool predicted = covered[g] * 2 >= kGranule;
+    const bool actual = phase.hot.count(g) > 0;
+    tp += predicted && actual;
+    fp += predicted && !actual;
+    fn += !predicted && actual;
+  }
+  Score s;
+  s.precision = tp + fp ? double(tp) / double(tp + fp) : 1.0;
+  s.recall = tp + fn ? double(tp) / double(tp + fn) : 1.0;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mtm-bench-profile: precision and recall of hot 2 MiB regions at a CPU budget, mtm vs DAMON vaddr",
+               "mtm-bench-profile"};
+  std::string size = "1G", budget = "1%", json;
+  bool thp = false, withDamon = true;
+  double hotFraction = 0.1, phaseSeconds = 10;
+  int phases = 4;
+  uint32_t intervalMs = 1000;
+  app.add_option("--size", size, "Workload size (default 1G)");
+  app.add_flag("--thp", thp, "Back the workload with THPs");
+  app.add_option("--hot-fraction", hotFraction, "Fraction of 2 MiB regions hot per phase (default 0.1)");
+  app.add_option("--phases", phases, "Phases (default 4)");
+  app.add_option("--phase-seconds", phaseSeconds, "Seconds per phase (default 10)");
+  app.add_option("--interval-ms", intervalMs, "Profiling interval (default 1000)");
+  app.add_option("--budget", budget, "mtm's CPU budget (default 1%)");
+  app.add_flag("!--no-damon", withDamon, "Do not run DAMON beside mtm");
+  app.add_option("--json", json, "Write the results as JSON to FILE");
+  CLI11_PARSE(app, argc, argv);
+  log::setup("bench", spdlog::level::warn);
+
+  config::Config cfg = config::defaultConfig();
+  cfg.profiler.sources = {"ebpf_abit"};
+  cfg.profiler.intervalMs = intervalMs;
+  cfg.profiler.budget = parsePercent(budget).valueOr(0.01);
+  const std::string dir = std::filesystem::path(std::filesystem::read_symlink("/proc/self/exe")).parent_path();
+  const std::string truthPath = "/tmp/mtm-bench-profile." + std::to_string(getpid()) + ".truth";
+  const std::string readyPath = truthPath + ".ready";
+
+  pid_t child = fork();
+  if (child == 0) {
+    std::vector<std::string> args{dir + "/mtm-test-hotset", "--size", size, "--hot-fraction", std::to_string(hotFraction),
+                                  "--phases", std::to_string(phases), "--phase-seconds", std::to_string(phaseSeconds),
+                                  "--truth", truthPath, "--ready", readyPath};
+    if (thp) args.push_back("--thp");
+    std::vector<char*> av;
+    for (auto& a : args) av.push_back(a.data());
+    av.push_back(nullptr);
+    execv(av[0], av.data());
+    _exit(127);
+  }
+  while (!std::filesystem::exists(readyPath)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Truth truth;
+  truth.granules = parseSize(size).valueOr(0) / kGranule;
+
+  auto prof = profiler::Profiler::create(cfg);
+  if (!prof) {
+    std::fprintf(stderr, "mtm-bench-profile: %s\n", prof.error().message().c_str());
+    kill(child, SIGKILL);
+    return 1;
+  }
+  if (auto st = (*prof)->addTarget(child); !st.ok()) {
+    std::fprintf(stderr, "mtm-bench-profile: %s\n", st.error().message().c_str());
+    kill(child, SIGKILL);
+    return 1;
+  }
+  std::unique_ptr<profiler::DamonMonitor> damon;
+  std::string damonWhy;
+  if (withDamon) {
+    profiler::DamonAttrs attrs;
+    attrs.aggrUs = intervalMs * 1000ull;
+    attrs.updateUs = attrs.aggrUs;
+    auto d = profiler::DamonMonitor::start(child, attrs);
+    if (d) damon = std::move(*d);
+    else damonWhy = d.error().message();
+  }
+
+  char title[256];
+  std::snprintf(title, sizeof title, "mtm profiling quality: %s %s workload, %.0f%% hot, %d phases of %.0f s, interval %u ms",
+                size.c_str(), thp ? "THP" : "4 KiB-page", hotFraction * 100, phases, phaseSeconds, intervalMs);
+  bench::BenchReport report(title, {{"interval", "", 8, 0}, {"phase", "", 5, 0}, {"since", "iv", 5, 0},
+                                    {"mtm_prec", "", 8, 2}, {"mtm_recall", "", 10, 2}, {"mtm_cpu", "%", 7, 2},
+                                    {"checks", "", 8, 0}, {"regions", "", 7, 0},
+                                    {"damon_prec", "", 10, 2}, {"damon_recall", "", 12, 2}, {"damon_cpu", "%", 9, 2}});
+  report.note("mtm: ebpf_abit, budget " + budget + " of one core; DAMON: " +
+              (damon ? "vaddr, sample 5 ms, aggregation = interval, 10-1000 regions" : "not run (" + (withDamon ? damonWhy : "--no-damon") + ")"));
+  report.note("a 2 MiB region counts as predicted hot when hot regions cover half of it; mtm: hotness >= " +
+              std::to_string(cfg.policy.hotThreshold).substr(0, 4) + "; DAMON: nr_accesses >= half its maximum");
+
+  double sums[4] = {0, 0, 0, 0};
+  double cpuSum = 0, damonCpuSum = 0;
+  int settled = 0, rows = 0;
+  uint64_t damonCpu0 = damon ? damon->cpuNs() : 0;
+  double last = monotonic();
+  int lastPhase = -1, since = 0;
+  while (waitpid(child, nullptr, WNOHANG) == 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(last + intervalMs / 1000.0 - monotonic()));
+    last = monotonic();
+    auto snap = (*prof)->runInterval();
+    readTruth(truthPath, truth);
+    // The interval just ended ran under the phase in force at its middle.
+    const Phase* phase = truth.at(last - intervalMs / 2000.0);
+    if (!phase || !snap.exited.empty()) break;
+    const int phaseIndex = static_cast<int>(phase - truth.phases.data());
+    since = phaseIndex == lastPhase ? since + 1 : 1;
+    lastPhase = phaseIndex;
+    std::vector<std::pair<uint64_t, uint64_t>> hot;
+    for (const auto& r : snap.regions)
+      if (r.hotness >= cfg.policy.hotThreshold) hot.push_back({r.start, r.end});
+    const Score m = score(hot, truth, *phase);
+    Score d{-1, -1};
+    double dCpu = -1;
+    if (damon) {
+      auto regions = damon->regions();
+      std::vector<std::pair<uint64_t, uint64_t>> dhot;
+      if (regions)
+        for (const auto& r : *regions)
+          if (r.nrAccesses * 2 >= damon->maxAccesses()) dhot.push_back({r.start, r.end});
+      d = score(dhot, truth, *phase);
+      const uint64_t c = damon->cpuNs();
+      dCpu = 100.0 * double(c - damonCpu0) / (intervalMs * 1e6);
+      damonCpu0 = c;
+    }
+    const double cpu = 100.0 * double(snap.cpuNs) / (intervalMs * 1e6);
+    report.row({}, {double(snap.interval), double(phaseIndex), double(since), m.precision, m.recall, cpu,
+                    double(snap.checks), double(snap.regions.size()), d.precision, d.recall, dCpu});
+    ++rows;
+    cpuSum += cpu;
+    damonCpuSum += dCpu;
+    if (since > 2 && rows > 2) {  // two whole intervals after a change (and after the start)
+      sums[0] += m.precision;
+      sums[1] += m.recall;
+      sums[2] += d.precision;
+      sums[3] += d.recall;
+      ++settled;
+    }
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  std::filesystem::remove(truthPath);
+  std::filesystem::remove(readyPath);
+  if (settled == 0) {
+    std::fprintf(stderr, "mtm-bench-profile: no settled interval to score\n");
+    return 1;
+  }
+  char line[256];
+  const double mp = sums[0] / settled, mr = sums[1] / settled, mc = cpuSum / rows;
+  std::snprintf(line, sizeof line, "mtm, from the 3rd interval of each phase: precision %.2f recall %.2f; CPU %.2f%% of one core", mp, mr, mc);
+  report.footer(line);
+  if (damon) {
+    std::snprintf(line, sizeof line, "DAMON vaddr, same intervals: precision %.2f recall %.2f; CPU %.2f%% of one core",
+                  sums[2] / settled, sums[3] / settled, damonCpuSum / rows);
+    report.footer(line);
+  }
+  const bool pass = mp >= 0.9 && mr >= 0.9 && mc <= cfg.profiler.budget * 100 * 1.2 &&
+                    (!damon || (mp >= sums[2] / settled && mr >= sums[3] / settled));
+  report.verdict(pass, std::string("target: precision and recall >= 0.9 within 2 intervals of a phase change at <= the budget") +
+                           (damon ? ", and at least DAMON's" : ""));
+  if (!json.empty()) report.writeJson(json);
+  return 0;
+}
