@@ -44,7 +44,12 @@ RunResult run(const std::vector<std::string>& argv) {
   return r;
 }
 
-std::string bin(const std::string& name) { return std::string(MTM_BIN_DIR) + "/" + name; }
+// Beside the running test program: build/bin on the host, /opt/mtm/bin in a VM-lab guest.
+std::string bin(const std::string& name) {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (ec ? std::string(MTM_BIN_DIR) : self.parent_path().string()) + "/" + name;
+}
 std::string fixture(const std::string& name) { return std::string(MTM_SOURCE_DIR) + "/tests/fixtures/" + name; }
 std::string sourceDir() { return MTM_SOURCE_DIR; }
 

@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "BenchReport.h"
+#include "HotSetScore.h"
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
 #include "mtm/config/ConfigLoader.h"
@@ -25,78 +26,8 @@
 #include "mtm/profiler/Profiler.h"
 
 namespace {
-
 using namespace mtm;
-constexpr uint64_t kGranule = 2ull << 20;
-
-double monotonic() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
-}
-
-struct Phase {
-  double start = 0;
-  std::set<uint64_t> hot;
-};
-
-struct Truth {
-  uint64_t base = 0, granules = 0;
-  std::vector<Phase> phases;
-  // The phase in force at time t, and how many whole intervals it has run.
-  const Phase* at(double t) const {
-    const Phase* p = nullptr;
-    for (const auto& ph : phases)
-      if (ph.start <= t) p = &ph;
-    return p;
-  }
-};
-
-void readTruth(const std::string& path, Truth& t) {
-  std::ifstream in(path);
-  std::string line;
-  size_t n = 0;
-  while (std::getline(in, line)) {
-    if (++n <= t.phases.size() || line.empty()) continue;
-    YAML::Node node = YAML::Load(line);
-    Phase p;
-    p.start = node["start"].as<double>();
-    t.base = node["base"].as<uint64_t>();
-    for (const auto& h : node["hot"]) p.hot.insert(h.as<uint64_t>());
-    t.phases.push_back(std::move(p));
-  }
-}
-
-struct Score {
-  double precision = 1, recall = 1;
-};
-
-// Hot ranges (start, end) against the truth, per 2 MiB granule: predicted hot when hot ranges
-// cover at least half of it.
-Score score(const std::vector<std::pair<uint64_t, uint64_t>>& hotRanges, const Truth& truth, const Phase& phase) {
-  std::vector<uint64_t> covered(truth.granules, 0);
-  for (const auto& [s, e] : hotRanges) {
-    for (uint64_t a = std::max(s, truth.base); a < e && a < truth.base + truth.granules * kGranule;) {
-      const uint64_t g = (a - truth.base) / kGranule;
-      const uint64_t gEnd = truth.base + (g + 1) * kGranule;
-      covered[g] += std::min(e, gEnd) - a;
-      a = gEnd;
-    }
-  }
-  uint64_t tp = 0, fp = 0, fn = 0;
-  for (uint64_t g = 0; g < truth.granules; ++g) {
-    const bool predicted = covered[g] * 2 >= kGranule;
-    const bool actual = phase.hot.count(g) > 0;
-    tp += predicted && actual;
-    fp += predicted && !actual;
-    fn += !predicted && actual;
-  }
-  Score s;
-  s.precision = tp + fp ? double(tp) / double(tp + fp) : 1.0;
-  s.recall = tp + fn ? double(tp) / double(tp + fn) : 1.0;
-  return s;
-}
-
+using namespace mtm::bench;
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -140,7 +71,7 @@ int main(int argc, char** argv) {
     _exit(127);
   }
   while (!std::filesystem::exists(readyPath)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  Truth truth;
+  HotSetTruth truth;
   truth.granules = parseSize(size).valueOr(0) / kGranule;
 
   auto prof = profiler::Profiler::create(cfg);
@@ -181,15 +112,15 @@ int main(int argc, char** argv) {
   double cpuSum = 0, damonCpuSum = 0;
   int settled = 0, rows = 0;
   uint64_t damonCpu0 = damon ? damon->cpuNs() : 0;
-  double last = monotonic();
+  double last = monotonicSeconds();
   int lastPhase = -1, since = 0;
   while (waitpid(child, nullptr, WNOHANG) == 0) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(last + intervalMs / 1000.0 - monotonic()));
-    last = monotonic();
+    std::this_thread::sleep_for(std::chrono::duration<double>(last + intervalMs / 1000.0 - monotonicSeconds()));
+    last = monotonicSeconds();
     auto snap = (*prof)->runInterval();
-    readTruth(truthPath, truth);
+    truth.update(truthPath);
     // The interval just ended ran under the phase in force at its middle.
-    const Phase* phase = truth.at(last - intervalMs / 2000.0);
+    const HotPhase* phase = truth.at(last - intervalMs / 2000.0);
     if (!phase || !snap.exited.empty()) break;
     const int phaseIndex = static_cast<int>(phase - truth.phases.data());
     since = phaseIndex == lastPhase ? since + 1 : 1;

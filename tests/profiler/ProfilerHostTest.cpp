@@ -1,0 +1,107 @@
+// The profiler on this machine's kernel: software page-fault samples through the real perf ring
+// buffer, and the accessed-bit source finding a workload's known hot set.
+#include <catch2/catch.hpp>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <thread>
+
+#include "ChildProcess.h"
+#include "HotSetScore.h"
+#include "Run.h"
+#include "mtm/config/ConfigLoader.h"
+#include "mtm/profiler/PerfSampler.h"
+#include "mtm/profiler/Profiler.h"
+
+using namespace mtm;
+
+TEST_CASE("software page-fault samples flow through the real perf ring buffer", "[profiler][host]") {
+  perf_event_attr attr{};
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+  attr.sample_period = 1;
+  attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR;
+  auto ev = profiler::PerfEvent::open(attr, static_cast<int>(gettid()), 16);
+  if (!ev) {
+    WARN("SKIP: perf_event_open refused here: " << ev.error().message());
+    return;
+  }
+  constexpr size_t kPages = 64;
+  auto* p = static_cast<volatile char*>(mmap(nullptr, kPages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  for (size_t i = 0; i < kPages; ++i) p[i * 4096] = 1;  // one fault a page
+  size_t inside = 0;
+  auto stats = (*ev)->drain([&](const profiler::Sample& s) {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    if (s.addr >= a && s.addr < a + kPages * 4096 && s.tid == static_cast<uint32_t>(gettid())) ++inside;
+  });
+  munmap(const_cast<char*>(p), kPages * 4096);
+  CHECK(inside == kPages);
+  CHECK(stats.lost == 0);
+  CHECK(stats.truncated == 0);
+}
+
+TEST_CASE("the profiler finds a workload's known hot set", "[profiler][host][profiler-e2e]") {
+  if (geteuid() != 0) {
+    WARN("SKIP: the accessed-bit source needs root");
+    return;
+  }
+  test::TempDir dir;
+  const std::string truthFile = dir.path() + "/truth", ready = dir.path() + "/ready";
+  test::ChildProcess workload({test::bin("mtm-test-hotset"), "--size", "256M", "--hot-fraction", "0.1", "--phases", "1",
+                               "--phase-seconds", "60", "--truth", truthFile, "--ready", ready},
+                              dir.path() + "/log");
+  REQUIRE(!test::waitForFile(ready, 60).empty());
+  config::Config cfg = config::defaultConfig();
+  cfg.profiler.sources = {"ebpf_abit"};
+  cfg.profiler.intervalMs = 300;
+  cfg.profiler.budget = 0.05;  // this test is about finding the set, not about the budget
+  auto prof = profiler::Profiler::create(cfg);
+  REQUIRE(prof.ok());
+  REQUIRE((*prof)->addTarget(workload.pid()).ok());
+  bench::HotSetTruth truth;
+  truth.granules = 128;
+  bench::Score score{0, 0};
+  for (int i = 0; i < 12; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(cfg.profiler.intervalMs));
+    auto snap = (*prof)->runInterval();
+    truth.update(truthFile);
+    REQUIRE(!truth.phases.empty());
+    std::vector<std::pair<uint64_t, uint64_t>> hot;
+    for (const auto& r : snap.regions)
+      if (r.hotness >= cfg.policy.hotThreshold) hot.push_back({r.start, r.end});
+    score = bench::score(hot, truth, truth.phases.back());
+    UNSCOPED_INFO("interval " << i << ": precision " << score.precision << " recall " << score.recall
+                              << " regions " << snap.regions.size() << " checks " << snap.checks);
+  }
+  CHECK(score.precision >= 0.8);
+  CHECK(score.recall >= 0.8);
+}
+
+TEST_CASE("the profiler refuses a process it cannot see and drops one that exits", "[profiler][host]") {
+  if (geteuid() != 0) {
+    WARN("SKIP: the accessed-bit source needs root");
+    return;
+  }
+  config::Config cfg = config::defaultConfig();
+  cfg.profiler.sources = {"ebpf_abit"};
+  auto prof = profiler::Profiler::create(cfg);
+  REQUIRE(prof.ok());
+  auto missing = (*prof)->addTarget(999999);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message().find("pid 999999") != std::string::npos);
+  CHECK(missing.error().message().find("no such process") != std::string::npos);
+
+  test::TempDir dir;
+  test::ChildProcess sleeper({"/bin/sleep", "30"}, dir.path() + "/log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const int pid = sleeper.pid();
+  REQUIRE((*prof)->addTarget(pid).ok());
+  (*prof)->runInterval();
+  sleeper.signal(SIGKILL);
+  sleeper.wait();
+  auto snap = (*prof)->runInterval();
+  CHECK(snap.exited == std::vector<int>{pid});
+  CHECK((*prof)->targetCount() == 0);
+}

@@ -1,0 +1,132 @@
+#include <catch2/catch.hpp>
+
+#include "mtm/profiler/Regions.h"
+
+using namespace mtm;
+using namespace mtm::profiler;
+
+namespace {
+
+constexpr uint64_t kB = 0x7f0000000000, kM = 1 << 20;
+
+migrate::Vma vma(uint64_t start, uint64_t end, const char* perms = "rw-p", const char* path = "") {
+  migrate::Vma v;
+  v.start = start;
+  v.end = end;
+  v.perms = perms;
+  v.path = path;
+  return v;
+}
+
+// Observes `n` pages of [start, end), each accessed or not.
+void touch(RegionSet& rs, uint64_t start, uint64_t end, bool accessed, int n = 16) {
+  for (int i = 0; i < n; ++i) rs.observe(start + (end - start) / n * i, accessed);
+}
+
+}  // namespace
+
+TEST_CASE("regions cover the private writable memory, in 2 MiB-aligned pieces", "[regions]") {
+  config::ProfilerConfig cfg;
+  cfg.maxRegions = 8;  // pieces of total / 4
+  RegionSet rs(cfg);
+  rs.rebuild({vma(kB, kB + 32 * kM), vma(kB + 64 * kM, kB + 65 * kM, "r-xp", "/usr/bin/x"),
+              vma(0xffffffffff600000, 0xffffffffff601000, "--xp", "[vsyscall]")});
+  REQUIRE(rs.regions().size() == 4);
+  CHECK(rs.regions()[0].start == kB);
+  CHECK(rs.regions()[0].end == kB + 8 * kM);
+  CHECK(rs.bytes() == 32 * kM);
+  CHECK(rs.find(kB + 9 * kM) == &rs.regions()[1]);
+  CHECK(rs.find(kB + 64 * kM) == nullptr);
+}
+
+TEST_CASE("hotness decays, confidence counts checks, node follows the votes", "[regions]") {
+  config::ProfilerConfig cfg;
+  RegionSet rs(cfg);
+  rs.rebuild({vma(kB, kB + 2 * kM)});
+  touch(rs, kB, kB + 2 * kM, true);
+  rs.observe(kB, true, 3);
+  rs.endInterval();
+  const Region& r = rs.regions()[0];
+  CHECK(r.hotness == Approx(1.0));
+  CHECK(r.node == 3);
+  touch(rs, kB, kB + 2 * kM, false);
+  rs.endInterval();
+  CHECK(rs.regions()[0].hotness == Approx(0.5));   // decay 0.5
+  rs.endInterval();                                // nothing checked: hotness stays
+  CHECK(rs.regions()[0].hotness == Approx(0.5));
+  CHECK(rs.regions()[0].confidence < 17);
+}
+
+TEST_CASE("a region whose halves disagree splits; settled similar neighbours merge", "[regions]") {
+  config::ProfilerConfig cfg;
+  cfg.maxRegions = 2;  // one 32 MiB region to start
+  RegionSet rs(cfg);
+  rs.rebuild({vma(kB, kB + 32 * kM)});
+  REQUIRE(rs.regions().size() == 1);
+  cfg.maxRegions = 64;
+  touch(rs, kB, kB + 16 * kM, true);
+  touch(rs, kB + 16 * kM, kB + 32 * kM, false);
+  auto stats = rs.endInterval();
+  CHECK(stats.splits == 1);
+  REQUIRE(rs.regions().size() == 2);
+  CHECK(rs.regions()[0].end == kB + 16 * kM);
+  CHECK(rs.regions()[0].hotness == Approx(1.0));
+  CHECK(rs.regions()[1].hotness == Approx(0.0));
+  // Both halves turn cold and stay so: once their hotness is within merge_difference (0.5^5
+  // < 0.05) they are one region again.
+  for (int i = 0; i < 3; ++i) {
+    touch(rs, kB, kB + 32 * kM, false, 32);
+    rs.endInterval();
+  }
+  CHECK(rs.regions().size() == 2);
+  for (int i = 0; i < 3; ++i) {
+    touch(rs, kB, kB + 32 * kM, false, 32);
+    rs.endInterval();
+  }
+  CHECK(rs.regions().size() == 1);
+  CHECK(rs.regions()[0].end == kB + 32 * kM);
+}
+
+TEST_CASE("THP-backed regions split on 2 MiB boundaries only", "[regions]") {
+  config::ProfilerConfig cfg;
+  cfg.maxRegions = 2;
+  RegionSet rs(cfg);
+  rs.rebuild({vma(kB, kB + 6 * kM)});
+  cfg.maxRegions = 64;
+  rs.observe(kB, true, -1, true);  // seen as a THP
+  touch(rs, kB, kB + 2 * kM, true, 4);
+  touch(rs, kB + 4 * kM, kB + 6 * kM, false, 4);
+  rs.endInterval();
+  for (const auto& r : rs.regions()) {
+    CHECK(r.start % (2 * kM) == 0);
+    CHECK(r.end % (2 * kM) == 0);
+  }
+}
+
+TEST_CASE("rebuilding after a layout change keeps the history of what remains", "[regions]") {
+  config::ProfilerConfig cfg;
+  cfg.maxRegions = 4;
+  RegionSet rs(cfg);
+  rs.rebuild({vma(kB, kB + 16 * kM)});
+  touch(rs, kB, kB + 8 * kM, true);
+  rs.endInterval();
+  const double hot = rs.find(kB)->hotness;
+  CHECK(hot > 0.9);
+  // The VMA shrinks (munmap of its tail) and a new one appears.
+  rs.rebuild({vma(kB, kB + 12 * kM), vma(kB + 32 * kM, kB + 34 * kM)});
+  CHECK(rs.find(kB)->hotness == hot);
+  CHECK(rs.find(kB + 13 * kM) == nullptr);
+  REQUIRE(rs.find(kB + 33 * kM) != nullptr);
+  CHECK(rs.find(kB + 33 * kM)->hotness == 0);
+  CHECK(rs.bytes() == 14 * kM);
+}
+
+TEST_CASE("DAMON-style range observations weigh in by fraction", "[regions]") {
+  config::ProfilerConfig cfg;
+  cfg.maxRegions = 2;
+  RegionSet rs(cfg);
+  rs.rebuild({vma(kB, kB + 4 * kM)});
+  rs.observeRange(kB, kB + 4 * kM, 0.75);
+  rs.endInterval();
+  CHECK(rs.regions().front().hotness == Approx(0.75));
+}

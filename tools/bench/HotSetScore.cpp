@@ -1,0 +1,64 @@
+#include "HotSetScore.h"
+
+#include <time.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+
+namespace mtm::bench {
+
+void HotSetTruth::update(const std::string& truthFile) {
+  std::ifstream in(truthFile);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(in, line)) {
+    if (++n <= phases.size() || line.empty() || line.back() != '}') continue;
+    YAML::Node node = YAML::Load(line);
+    HotPhase p;
+    p.start = node["start"].as<double>();
+    base = node["base"].as<uint64_t>();
+    for (const auto& h : node["hot"]) p.hot.insert(h.as<uint64_t>());
+    phases.push_back(std::move(p));
+  }
+}
+
+const HotPhase* HotSetTruth::at(double t) const {
+  const HotPhase* p = nullptr;
+  for (const auto& ph : phases)
+    if (ph.start <= t) p = &ph;
+  return p;
+}
+
+Score score(const std::vector<std::pair<uint64_t, uint64_t>>& hotRanges, const HotSetTruth& truth, const HotPhase& phase) {
+  std::vector<uint64_t> covered(truth.granules, 0);
+  const uint64_t limit = truth.base + truth.granules * kGranule;
+  for (const auto& [s, e] : hotRanges) {
+    for (uint64_t a = std::max(s, truth.base); a < e && a < limit;) {
+      const uint64_t g = (a - truth.base) / kGranule;
+      const uint64_t gEnd = truth.base + (g + 1) * kGranule;
+      covered[g] += std::min(e, gEnd) - a;
+      a = gEnd;
+    }
+  }
+  uint64_t tp = 0, fp = 0, fn = 0;
+  for (uint64_t g = 0; g < truth.granules; ++g) {
+    const bool predicted = covered[g] * 2 >= kGranule;
+    const bool actual = phase.hot.count(g) > 0;
+    tp += predicted && actual;
+    fp += predicted && !actual;
+    fn += !predicted && actual;
+  }
+  Score s;
+  s.precision = tp + fp ? double(tp) / double(tp + fp) : 1.0;
+  s.recall = tp + fn ? double(tp) / double(tp + fn) : 1.0;
+  return s;
+}
+
+double monotonicSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
+}  // namespace mtm::bench
