@@ -140,7 +140,7 @@ class AbitSource final : public Source {
 
   // `checks` addresses spread over the regions (MTM principle 1): one each where the budget
   // allows, the rest half by size, half by variation. Within a region: random units (4 KiB
-  // pages, or 2 MiB in THP-backed regions), or all of them where the share covers a quarter.
+  // pages, or 2 MiB in THP-backed regions), or all of them where the share covers them all.
   static std::vector<uint64_t> pick(const RegionSet& regions, uint64_t checks, std::mt19937_64& rng) {
     const auto& rs = regions.regions();
     std::vector<uint64_t> out;
@@ -162,7 +162,7 @@ class AbitSource final : public Source {
       if (n == 0) continue;
       const uint64_t unit = r.huge ? kHuge : kPage;
       const uint64_t units = std::max<uint64_t>(1, r.size() / unit);
-      if (n * 4 >= units) {
+      if (n >= units) {
         for (uint64_t k = 0; k < units; ++k) out.push_back(r.start + k * unit);
         continue;
       }

@@ -85,6 +85,7 @@ void RegionSet::observe(uint64_t addr, bool accessed, int node, bool huge) {
   const int half = addr >= r->mid() ? 1 : 0;
   ++r->checked[half];
   if (accessed) ++r->accessed[half];
+  r->samples.push_back({addr, accessed});
   if (node >= 0) ++r->nodeVotes[node];
   if (huge) r->huge = true;
 }
@@ -138,27 +139,76 @@ RegionStats RegionSet::endInterval() {
   for (auto& r : regions_) {
     r.checked[0] = r.checked[1] = r.accessed[0] = r.accessed[1] = 0;
     r.nodeVotes.clear();
+    r.samples.clear();
   }
   return stats;
 }
 
+void RegionSet::split(Region r, std::vector<Region>& out, RegionStats& stats, size_t budget) {
+  const uint64_t granule = r.huge ? kHuge : std::max<uint64_t>(config_.minRegionBytes, kPage);
+  auto& smp = r.samples;
+  if (budget == 0 || r.size() < 2 * granule || smp.size() < 2) {
+    out.push_back(std::move(r));
+    return;
+  }
+  // The cut (on a granule boundary) that best separates accessed checks from the rest.
+  std::sort(smp.begin(), smp.end());
+  const size_t n = smp.size();
+  size_t total = 0;
+  for (const auto& s : smp) total += s.second;
+  size_t left = 0;
+  double best = 0;
+  size_t bestAt = 0;
+  uint64_t bestCut = 0;
+  for (size_t i = 1; i < n; ++i) {
+    left += smp[i - 1].second;
+    const uint64_t cut = smp[i].first & ~(granule - 1);
+    if (cut <= smp[i - 1].first || cut <= r.start || cut >= r.end) continue;
+    const double fl = double(left) / double(i), fr = double(total - left) / double(n - i);
+    if (std::fabs(fl - fr) > best) {
+      best = std::fabs(fl - fr);
+      bestAt = i;
+      bestCut = cut;
+    }
+  }
+  if (best <= config_.splitVariation) {
+    out.push_back(std::move(r));
+    return;
+  }
+  Region a = r, b = r;
+  a.end = bestCut;
+  b.start = bestCut;
+  a.samples.assign(smp.begin(), smp.begin() + static_cast<long>(bestAt));
+  b.samples.assign(smp.begin() + static_cast<long>(bestAt), smp.end());
+  for (Region* part : {&a, &b}) {
+    size_t acc = 0;
+    for (const auto& s : part->samples) acc += s.second;
+    part->hotness = part->lastFraction = double(acc) / double(part->samples.size());
+    part->age = 0;
+    part->confidence = r.confidence * double(part->size()) / double(r.size());
+  }
+  ++stats.splits;
+  split(std::move(a), out, stats, budget - 1);
+  split(std::move(b), out, stats, budget - 1);
+}
+
 void RegionSet::splitAndMerge(RegionStats& stats) {
-  // Split: halves that disagree by more than split_variation, each with checks behind it.
   std::vector<Region> out;
   out.reserve(regions_.size() * 2);
   const uint64_t minSize = std::max<uint64_t>(config_.minRegionBytes, kPage);
   for (auto& r : regions_) {
+    const size_t room = config_.maxRegions > regions_.size() + stats.splits ? config_.maxRegions - regions_.size() - stats.splits : 0;
+    if (!r.samples.empty()) {
+      // Checks with addresses: cut where they separate best, as often as they say.
+      split(std::move(r), out, stats, std::min<size_t>(room, 16));
+      continue;
+    }
+    // Range observations (DAMON): halves only.
     const uint64_t granule = r.huge ? kHuge : minSize;
-    const bool bigEnough = r.size() >= 2 * granule;
-    const bool room = regions_.size() + stats.splits < config_.maxRegions;
     const uint32_t checked = r.checked[0] + r.checked[1];
-    if (bigEnough && room && checked >= 2) {
-      const double lo = r.checked[0] ? double(r.accessed[0]) / r.checked[0] : r.lastFraction;
-      const double hi = r.checked[1] ? double(r.accessed[1]) / r.checked[1] : r.lastFraction;
-      const double f = double(r.accessed[0] + r.accessed[1]) / checked;
-      // Split where the halves disagree, or where the checks themselves disagree (some pages
-      // accessed, some not): a mixed region is cut until its parts are uniform.
-      if (std::fabs(lo - hi) > config_.splitVariation || std::sqrt(f * (1 - f)) >= config_.splitVariation) {
+    if (r.size() >= 2 * granule && room > 0 && r.checked[0] && r.checked[1]) {
+      const double lo = double(r.accessed[0]) / r.checked[0], hi = double(r.accessed[1]) / r.checked[1];
+      if (std::fabs(lo - hi) > config_.splitVariation && checked >= 2) {
         const uint64_t m = r.mid();
         Region a = r, b = r;
         a.end = m;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "mtm/config/Config.h"
@@ -27,6 +28,7 @@ struct Region {
   uint32_t checked[2] = {0, 0};
   uint32_t accessed[2] = {0, 0};
   std::map<int, uint32_t> nodeVotes;
+  std::vector<std::pair<uint64_t, bool>> samples;  // this interval's checks: (address, accessed)
 
   uint64_t size() const { return end - start; }
   uint64_t mid() const;  // the split point: the middle, aligned to 2 MiB (huge) or a page
@@ -63,6 +65,8 @@ class RegionSet {
 
  private:
   void splitAndMerge(RegionStats& stats);
+  // Cuts `r` where its checks separate best into accessed and not, recursively; appends the parts.
+  void split(Region r, std::vector<Region>& out, RegionStats& stats, size_t budget);
   const config::ProfilerConfig& config_;
   std::vector<Region> regions_;  // sorted, disjoint
 };
