@@ -43,6 +43,16 @@ Result<std::unique_ptr<Profiler>> Profiler::create(const config::Config& config,
 }
 
 Status Profiler::refreshLayout(int pid, Target& t) {
+  // A source that follows the address space says whether it changed; no read when it did not.
+  std::optional<uint64_t> gen;
+  for (auto* s : t.sources)
+    if (!gen) gen = s->layoutGeneration(pid);
+  if (gen && t.layoutGen == gen && !t.maps.empty()) {
+    if (!proc_.exists("/proc/" + std::to_string(pid))) return Error("pid " + std::to_string(pid) + " exited", ESRCH);
+    return {};
+  }
+  t.layoutGen = gen;
+  ++t.mapsReads;
   auto text = proc_.read("/proc/" + std::to_string(pid) + "/maps");
   if (!text) return std::move(text).takeError();
   if (*text == t.maps) return {};  // the address space is as it was
@@ -82,6 +92,11 @@ void Profiler::removeTarget(int pid) {
   if (it == targets_.end()) return;
   for (auto* s : it->second.sources) s->detach(pid);
   targets_.erase(it);
+}
+
+uint64_t Profiler::mapsReads(int pid) const {
+  auto it = targets_.find(pid);
+  return it == targets_.end() ? 0 : it->second.mapsReads;
 }
 
 const RegionSet* Profiler::regionsOf(int pid) const {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -104,4 +105,39 @@ TEST_CASE("the profiler refuses a process it cannot see and drops one that exits
   auto snap = (*prof)->runInterval();
   CHECK(snap.exited == std::vector<int>{pid});
   CHECK((*prof)->targetCount() == 0);
+}
+
+TEST_CASE("eBPF follows the address space: /proc/PID/maps is read again only when it changed", "[profiler][host][profiler-e2e]") {
+  if (geteuid() != 0) {
+    WARN("SKIP: the accessed-bit source needs root");
+    return;
+  }
+  config::Config cfg = config::defaultConfig();
+  cfg.profiler.sources = {"ebpf_abit"};
+  cfg.profiler.intervalMs = 100;
+  auto prof = profiler::Profiler::create(cfg);
+  REQUIRE(prof.ok());
+  test::TempDir dir;
+  // One process that sits still, one whose layout keeps changing.
+  test::ChildProcess still({"/bin/sleep", "30"}, dir.path() + "/still");
+  pid_t remapping = fork();
+  if (remapping == 0) {  // maps and unmaps a page every 10 ms
+    for (;;) {
+      void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      usleep(10000);
+      munmap(p, 4096);
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  REQUIRE((*prof)->addTarget(still.pid()).ok());
+  REQUIRE((*prof)->addTarget(remapping).ok());
+  for (int i = 0; i < 6; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    (*prof)->runInterval();
+  }
+  // The still one: read at attach and once more when the generation first became known.
+  CHECK((*prof)->mapsReads(still.pid()) <= 2);
+  CHECK((*prof)->mapsReads(remapping) >= 4);
+  kill(remapping, SIGKILL);
+  waitpid(remapping, nullptr, 0);
 }

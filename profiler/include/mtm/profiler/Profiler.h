@@ -3,6 +3,7 @@
 // snapshot, at a CPU cost the overhead controller holds to the budget.
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ class Profiler {
   const std::vector<std::string>& activeSources() const { return names_; }
   const OverheadController& controller() const { return controller_; }
   const RegionSet* regionsOf(int pid) const;
+  // How often /proc/PID/maps was read for a target (sources that follow the address space
+  // spare the reads).
+  uint64_t mapsReads(int pid) const;
 
  private:
   Profiler(const config::Config& config, const config::TierMap* tiers);
@@ -44,6 +48,8 @@ class Profiler {
     std::unique_ptr<RegionSet> regions;
     std::vector<Source*> sources;  // those that attached
     std::string maps;              // /proc/PID/maps as last read
+    std::optional<uint64_t> layoutGen;  // a source's address-space generation at that read
+    uint64_t mapsReads = 0;
   };
   Status refreshLayout(int pid, Target& t);
 

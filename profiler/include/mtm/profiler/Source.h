@@ -2,6 +2,7 @@
 // A source of page-access observations: hardware sampling, accessed bits, page faults, DAMON.
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "mtm/Result.h"
@@ -28,6 +29,9 @@ class Source {
   virtual Result<uint64_t> observe(int pid, RegionSet& regions, uint64_t checks) = 0;
   // Whether observe() spends `checks` (sources that sample on their own ignore them).
   virtual bool spendsChecks() const { return false; }
+  // Sources that follow the address space themselves: a number that changes whenever it does
+  // (mmap, munmap, mprotect, brk), so /proc/PID/maps is read only then; nullopt otherwise.
+  virtual std::optional<uint64_t> layoutGeneration(int) const { return std::nullopt; }
 };
 
 }  // namespace mtm::profiler
