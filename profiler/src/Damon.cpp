@@ -59,6 +59,12 @@ Result<std::unique_ptr<DamonMonitor>> DamonMonitor::start(int pid, const DamonAt
       // A "stat" scheme that matches every region: its tried regions are the monitoring results.
       {kCtx + "/schemes/nr_schemes", "1"},
       {kCtx + "/schemes/0/action", "stat"},
+      {kCtx + "/schemes/0/access_pattern/sz/min", "0"},
+      {kCtx + "/schemes/0/access_pattern/sz/max", "18446744073709551615"},
+      {kCtx + "/schemes/0/access_pattern/nr_accesses/min", "0"},
+      {kCtx + "/schemes/0/access_pattern/nr_accesses/max", "4294967295"},
+      {kCtx + "/schemes/0/access_pattern/age/min", "0"},
+      {kCtx + "/schemes/0/access_pattern/age/max", "4294967295"},
       {"/kdamonds/0/state", "on"},
   };
   for (const auto& [path, value] : steps) {

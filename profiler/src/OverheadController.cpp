@@ -6,7 +6,7 @@
 namespace mtm::profiler {
 namespace {
 // A first guess of one check's cost (read, clear, bookkeeping), corrected after one interval.
-constexpr double kFirstGuessNs = 2000;
+constexpr double kFirstGuessNs = 10000;
 }  // namespace
 
 OverheadController::OverheadController(double budgetFraction, uint32_t intervalMs, uint64_t minChecks,
