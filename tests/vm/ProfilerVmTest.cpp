@@ -11,3 +11,11 @@ TEST_CASE("the accessed-bit profiler works in the 6.12 guest", "[vm][profiler]")
   CHECK(r.exitCode == 0);
   CHECK(r.out.find("All tests passed") != std::string::npos);
 }
+
+TEST_CASE("the damon_vaddr source drives DAMON through sysfs in the 6.12 guest and cleans up", "[vm][profiler][damon]") {
+  auto r = mtm::test::vmlab({"--nodes", "2", "--node-mem", "768M,512M", "--add",
+                             mtm::test::sourceDir() + "/tests/vm/damon-source.sh:/bin/damon-source", "--", "damon-source"});
+  INFO(r.out << r.err);
+  CHECK(r.exitCode == 0);
+  CHECK(r.out.find("PASS damon-source") != std::string::npos);
+}
