@@ -95,10 +95,10 @@ class AbitSource final : public Source {
       if (f & kAbitHuge) {
         const uint64_t head = next[i] & ~(kHuge - 1);
         if (!huge.insert(head).second) continue;
-        ranges.push_back({head, head + kHuge, true});
+        ranges.push_back({head, head + kHuge});
         t.pending.push_back(head);
       } else {
-        ranges.push_back({next[i], next[i] + kPage, false});
+        ranges.push_back({next[i], next[i] + kPage});
         t.pending.push_back(next[i]);
       }
     }
@@ -124,27 +124,23 @@ class AbitSource final : public Source {
 
   struct Range {
     uint64_t start, end;
-    bool huge;
     bool operator<(const Range& o) const { return start < o.start; }
   };
 
   // One iovec costs about as much as clearing 3 MiB of 4 KiB pages (a TLB flush on the CPUs
   // that run the target; measured on the host and in the VM lab guests: ~25 us an iovec,
   // ~0.03 us a 4 KiB page, ~0.1 us a THP): ranges closer than that become one iovec, gaps and
-  // all, and so do THPs of one THP-backed region, whatever lies between them. Clearing a page
-  // that is not read next interval does no harm: only pages cleared are read.
+  // all, and so do ranges with only THP-backed regions between them. Clearing a page that is
+  // not read next interval does no harm: only pages cleared are read.
   static std::vector<iovec> coalesce(std::vector<Range> ranges, RegionSet& regions) {
     constexpr uint64_t kMergeGap = 3ull << 20;
     std::sort(ranges.begin(), ranges.end());
     std::vector<iovec> iov;
-    Range cur{0, 0, false};
+    Range cur{0, 0};
     for (const auto& r : ranges) {
       if (cur.end != 0) {
-        const Region* a = regions.find(cur.end - 1);
-        const bool sameHugeRegion = cur.huge && r.huge && a && a->huge && a == regions.find(r.start);
-        if (r.start <= cur.end + kMergeGap || sameHugeRegion) {
+        if (r.start <= cur.end + kMergeGap || onlyHugeBetween(regions, cur.end, r.start)) {
           cur.end = std::max(cur.end, r.end);
-          cur.huge = r.huge;
           continue;
         }
         iov.push_back({reinterpret_cast<void*>(cur.start), cur.end - cur.start});
@@ -153,6 +149,16 @@ class AbitSource final : public Source {
     }
     if (cur.end != 0) iov.push_back({reinterpret_cast<void*>(cur.start), cur.end - cur.start});
     return iov;
+  }
+
+  // Whether [from, to) lies wholly in contiguous THP-backed regions.
+  static bool onlyHugeBetween(RegionSet& regions, uint64_t from, uint64_t to) {
+    for (uint64_t a = from; a < to;) {
+      const Region* r = regions.find(a);
+      if (!r || !r->huge) return false;
+      a = r->end;
+    }
+    return true;
   }
 
   // `checks` addresses spread over the regions (MTM principle 1): one each where the budget

@@ -3,7 +3,7 @@
 // four) is touched over and over -- one write per 4 KiB page -- and the rest is left alone.
 // Every phase is announced in the truth file, with its start time and hot region indices.
 //
-//   mtm-test-hotset --size 1G [--thp] --hot-fraction 0.1 --phases 4 --phase-seconds 5 \
+//   mtm-test-hotset --size 1G [--thp] --hot-fraction 0.1 --phases 4 --phase-seconds 5
 //                   --truth /tmp/truth.jsonl [--ready /tmp/ready]
 
 #include <signal.h>
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     }
     while (!gStop && now() - start < phaseSeconds)
       for (uint64_t i : hotSet)
-        for (uint64_t off = 0; off < kRegion; off += kPage) base[i * kRegion + off] += 1;
+        for (uint64_t off = 0; off < kRegion; off += kPage) base[i * kRegion + off] = static_cast<char>(base[i * kRegion + off] + 1);
   }
   if (t) std::fclose(t);
   return 0;
