@@ -19,7 +19,19 @@
 #include <string>
 #include <vector>
 
+#include "mtm/Parse.h"
+
 namespace {
+
+// "256M", "1G": mtm's size grammar; a malformed size is a usage error.
+uint64_t sizeArg(const char* text) {
+  auto v = mtm::parseSize(text);
+  if (!v) {
+    std::fprintf(stderr, "%s\n", v.error().message().c_str());
+    std::exit(2);
+  }
+  return *v;
+}
 
 constexpr uint64_t kPage = 4096, kRegion = 2ull << 20;
 volatile sig_atomic_t gStop = 0;
@@ -31,15 +43,6 @@ double now() {
   return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
 }
 
-uint64_t parseSize(const char* s) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  switch (*end) {
-    case 'G': return static_cast<uint64_t>(v * (1 << 30));
-    case 'M': return static_cast<uint64_t>(v * (1 << 20));
-    default: return static_cast<uint64_t>(v);
-  }
-}
 
 // Whether region i is hot in `phase`: groups of four regions, a pseudo-random 1 in `every`.
 bool hot(uint64_t i, int phase, uint64_t every) {
@@ -59,7 +62,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? argv[++i] : (std::fprintf(stderr, "%s needs a value\n", a.c_str()), std::exit(2), ""); };
-    if (a == "--size") size = parseSize(next());
+    if (a == "--size") size = sizeArg(next());
     else if (a == "--thp") thp = true;
     else if (a == "--hot-fraction") hotFraction = std::atof(next());
     else if (a == "--phases") phases = std::atoi(next());

@@ -19,7 +19,19 @@
 #include <string>
 #include <vector>
 
+#include "mtm/Parse.h"
+
 namespace {
+
+// "256M", "1G": mtm's size grammar; a malformed size is a usage error.
+uint64_t sizeArg(const char* text) {
+  auto v = mtm::parseSize(text);
+  if (!v) {
+    std::fprintf(stderr, "%s\n", v.error().message().c_str());
+    std::exit(2);
+  }
+  return *v;
+}
 
 volatile sig_atomic_t gStop = 0;
 void onSignal(int) { gStop = 1; }
@@ -30,16 +42,6 @@ uint64_t pattern(uint64_t page, uint64_t word, uint64_t gen) {
   return (page * 0x9E3779B97F4A7C15ull) ^ (word * 0xBF58476D1CE4E5B9ull) ^ (gen << 40);
 }
 
-uint64_t parseSize(const char* s) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  switch (*end) {
-    case 'G': return static_cast<uint64_t>(v * (1 << 30));
-    case 'M': return static_cast<uint64_t>(v * (1 << 20));
-    case 'K': return static_cast<uint64_t>(v * 1024);
-    default: return static_cast<uint64_t>(v);
-  }
-}
 
 }  // namespace
 
@@ -49,8 +51,8 @@ int main(int argc, char** argv) {
   uint64_t hugetlbBytes = 0;
   std::string ready;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--size")) size = parseSize(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--hugetlb")) hugetlbBytes = parseSize(argv[i + 1]) / kThp * kThp;
+    if (!std::strcmp(argv[i], "--size")) size = sizeArg(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--hugetlb")) hugetlbBytes = sizeArg(argv[i + 1]) / kThp * kThp;
     else if (!std::strcmp(argv[i], "--thp-fraction")) thpFraction = std::atof(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--ready")) ready = argv[i + 1];
     else {
