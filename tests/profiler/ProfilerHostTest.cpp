@@ -141,3 +141,34 @@ TEST_CASE("eBPF follows the address space: /proc/PID/maps is read again only whe
   kill(remapping, SIGKILL);
   waitpid(remapping, nullptr, 0);
 }
+
+TEST_CASE("mtmctl profile records intervals that mtmctl heatmap draws", "[profiler][host][cli]") {
+  if (geteuid() != 0) {
+    WARN("SKIP: the accessed-bit source needs root");
+    return;
+  }
+  test::TempDir dir;
+  const std::string ready = dir.path() + "/ready";
+  test::ChildProcess workload({test::bin("mtm-test-hotset"), "--size", "64M", "--phases", "1", "--phase-seconds", "60",
+                               "--truth", dir.path() + "/truth", "--ready", ready},
+                              dir.path() + "/log");
+  REQUIRE(!test::waitForFile(ready, 60).empty());
+  const std::string rec = dir.path() + "/p.jsonl";
+  auto r = test::run({test::bin("mtmctl"), "profile", "--pid", std::to_string(workload.pid()), "--duration", "1",
+                      "--interval-ms", "200", "--source", "ebpf_abit", "--record", rec});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  CHECK(r.out.find("# profiling 1 process(es) with ebpf_abit, interval 200 ms") != std::string::npos);
+  CHECK(r.out.find("hottest regions:") != std::string::npos);
+  auto svg = test::run({test::bin("mtmctl"), "heatmap", rec, "-o", dir.path() + "/h.svg"});
+  CHECK(svg.exitCode == 0);
+  CHECK(test::readFile(dir.path() + "/h.svg").rfind("<svg", 0) == 0);
+  auto png = test::run({test::bin("mtmctl"), "heatmap", rec, "-o", dir.path() + "/h.png"});
+  CHECK(png.exitCode == 0);
+  CHECK(test::readFile(dir.path() + "/h.png").substr(1, 3) == "PNG");
+  auto bad = test::run({test::bin("mtmctl"), "heatmap", rec, "-o", dir.path() + "/h.gif"});
+  CHECK(bad.exitCode == 2);
+  auto dead = test::run({test::bin("mtmctl"), "profile", "--pid", "999999", "--duration", "1"});
+  CHECK(dead.exitCode == 1);
+  CHECK(dead.err.find("pid 999999") != std::string::npos);
+}
