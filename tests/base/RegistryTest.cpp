@@ -40,10 +40,11 @@ TEST_CASE("an unknown plugin name lists the known ones", "[registry]") {
   const config::Config cfg;
   auto r = Registry<policy::Policy>::create("magic", {cfg});
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().message() == "unknown policy \"magic\" (known: none)");
+  CHECK(r.error().message() == "unknown policy \"magic\" (known: mtm, none, two_tier)");
   const std::string list = daemon::listPlugins();
   CHECK(list.rfind("profiler sources:\n", 0) == 0);
-  CHECK(list.find("policies:\n  none            first touch: plans no moves (baseline)\n") != std::string::npos);
+  CHECK(list.find("\n  none            first touch: plans no moves (baseline)\n") != std::string::npos);
+  CHECK(list.find("policies:\n  mtm             MTM: global ranking") != std::string::npos);
   CHECK(list.find("movers:\n  move_pages      move_pages(2)") != std::string::npos);
   CHECK(list.find("\n  none            moves nothing (observation only)\n") != std::string::npos);
 }

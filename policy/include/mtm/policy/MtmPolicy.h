@@ -1,0 +1,35 @@
+#pragma once
+// MTM's universal policy (principle 2): one global ranking of the regions of all tiers; hot
+// regions in any lower tier go straight to the fastest tier with room; to make room, the coldest
+// regions of a tier go one tier down. Free-memory watermarks, hysteresis and a per-region
+// cooldown keep pages from ping-ponging; the plan fits the mover's page budget, hottest first.
+
+#include <map>
+#include <utility>
+
+#include "mtm/policy/Policy.h"
+
+namespace mtm::policy {
+
+class MtmPolicy final : public Policy {
+ public:
+  explicit MtmPolicy(const config::Config& config) : config_(config) {}
+  Plan plan(const profiler::Snapshot& snapshot, const config::TierMap& tiers) override;
+
+ private:
+  const config::Config config_;
+  std::map<std::pair<int, uint64_t>, uint64_t> movedAt_;  // (pid, start) -> interval it last moved
+};
+
+// The "two_tier" baseline: hot regions below the top tier move up, cold ones in it move to the
+// next tier, thresholds only (like the kernel's own two-tier promotion and demotion).
+class TwoTierPolicy final : public Policy {
+ public:
+  explicit TwoTierPolicy(const config::Config& config) : config_(config) {}
+  Plan plan(const profiler::Snapshot& snapshot, const config::TierMap& tiers) override;
+
+ private:
+  const config::Config config_;
+};
+
+}  // namespace mtm::policy

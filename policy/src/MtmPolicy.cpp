@@ -1,0 +1,156 @@
+#include "mtm/policy/MtmPolicy.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "mtm/Registry.h"
+
+namespace mtm::policy {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+
+// Free bytes per tier as the plan takes shape.
+class Room {
+ public:
+  explicit Room(const config::TierMap& tiers) : tiers_(tiers) {
+    for (const auto& t : tiers.tiers) free_.push_back(static_cast<int64_t>(t.freeBytes));
+  }
+  // Bytes a tier can take and keep its low watermark free.
+  int64_t spare(size_t tier) const {
+    const auto& t = tiers_.tiers[tier];
+    return free_[tier] - static_cast<int64_t>(t.lowWatermark * double(t.capacityBytes));
+  }
+  // Bytes a tier must shed to get back to its high watermark (0 when it has enough free).
+  int64_t excess(size_t tier) const {
+    const auto& t = tiers_.tiers[tier];
+    return std::max<int64_t>(0, static_cast<int64_t>(t.highWatermark * double(t.capacityBytes)) - free_[tier]);
+  }
+  void move(size_t from, size_t to, uint64_t bytes) {
+    free_[from] += static_cast<int64_t>(bytes);
+    free_[to] -= static_cast<int64_t>(bytes);
+  }
+
+ private:
+  const config::TierMap& tiers_;
+  std::vector<int64_t> free_;
+};
+
+// The node of a tier to send pages to (most free first), and the rest of the tier as fallbacks.
+migrate::MoveRequest request(const profiler::RegionInfo& r, const config::Tier& to, migrate::MoveKind kind) {
+  migrate::MoveRequest m;
+  m.pid = r.pid;
+  m.ranges = {{r.start, r.end}};
+  m.toNode = to.nodes.front();
+  m.fallbackNodes.assign(to.nodes.begin() + 1, to.nodes.end());
+  m.kind = kind;
+  return m;
+}
+
+}  // namespace
+
+Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tiers) {
+  Plan plan;
+  if (tiers.tiers.size() < 2) return plan;
+  const auto& pc = config_.policy;
+  const uint64_t cooldown = std::max<uint64_t>(1, uint64_t{pc.cooldownS} * 1000 / std::max<uint32_t>(1, config_.profiler.intervalMs));
+  auto cooling = [&](const profiler::RegionInfo& r) {
+    auto it = movedAt_.find({r.pid, r.start});
+    return it != movedAt_.end() && snap.interval < it->second + cooldown;
+  };
+  uint64_t budget = config_.migration.maxPagesPerInterval;
+  Room room(tiers);
+
+  // One global ranking, hottest first.
+  std::vector<size_t> order(snap.regions.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return snap.regions[a].hotness > snap.regions[b].hotness; });
+  std::vector<bool> planned(snap.regions.size(), false);
+
+  auto take = [&](size_t i, size_t from, size_t to, migrate::MoveKind kind) {
+    const auto& r = snap.regions[i];
+    const uint64_t pages = (r.end - r.start) / kPage;
+    if (pages > budget) return false;
+    budget -= pages;
+    room.move(from, to, r.end - r.start);
+    plan.moves.push_back(request(r, tiers.tiers[to], kind));
+    planned[i] = true;
+    movedAt_[{r.pid, r.start}] = snap.interval;
+    return true;
+  };
+  // The coldest movable regions of `tier`, coldest first.
+  auto coldestOf = [&](size_t tier) {
+    std::vector<size_t> out;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const auto& r = snap.regions[*it];
+      if (static_cast<size_t>(r.tier) == tier && !planned[*it] && r.hotness <= pc.coldThreshold && !cooling(r)) out.push_back(*it);
+    }
+    return out;
+  };
+  // Slow demotion: push cold regions of `tier` one tier down (to the next tier with room)
+  // until `bytes` are freed; returns what was freed.
+  auto demote = [&](size_t tier, int64_t bytes) {
+    int64_t freed = 0;
+    for (size_t i : coldestOf(tier)) {
+      if (freed >= bytes) break;
+      const uint64_t size = snap.regions[i].end - snap.regions[i].start;
+      for (size_t down = tier + 1; down < tiers.tiers.size(); ++down) {
+        if (room.spare(down) >= static_cast<int64_t>(size)) {
+          if (take(i, tier, down, migrate::MoveKind::Demotion)) freed += static_cast<int64_t>(size);
+          break;
+        }
+      }
+    }
+    return freed;
+  };
+
+  // Fast promotion: hot regions in lower tiers, hottest first, straight to the fastest tier
+  // with room -- making room there by demoting its coldest regions if needed.
+  for (size_t i : order) {
+    const auto& r = snap.regions[i];
+    if (r.hotness < pc.hotThreshold + pc.promoteMargin) break;
+    if (r.tier <= 0 || planned[i] || cooling(r)) continue;
+    const uint64_t size = r.end - r.start;
+    for (size_t to = 0; to < static_cast<size_t>(r.tier); ++to) {
+      if (room.spare(to) < static_cast<int64_t>(size)) demote(to, static_cast<int64_t>(size) - room.spare(to));
+      if (room.spare(to) >= static_cast<int64_t>(size)) {
+        take(i, static_cast<size_t>(r.tier), to, migrate::MoveKind::Promotion);
+        break;
+      }
+    }
+  }
+  // Watermarks: a tier short of free memory sheds its coldest regions one tier down.
+  for (size_t t = 0; t + 1 < tiers.tiers.size(); ++t)
+    if (room.excess(t) > 0) demote(t, room.excess(t));
+  return plan;
+}
+
+Plan TwoTierPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tiers) {
+  Plan plan;
+  if (tiers.tiers.size() < 2) return plan;
+  uint64_t budget = config_.migration.maxPagesPerInterval;
+  Room room(tiers);
+  for (const auto& r : snap.regions) {
+    const uint64_t pages = (r.end - r.start) / kPage;
+    if (pages > budget) continue;
+    if (r.tier == 1 && r.hotness >= config_.policy.hotThreshold && room.spare(0) >= int64_t(r.end - r.start)) {
+      plan.moves.push_back(request(r, tiers.tiers[0], migrate::MoveKind::Promotion));
+      room.move(1, 0, r.end - r.start);
+      budget -= pages;
+    } else if (r.tier == 0 && r.hotness <= config_.policy.coldThreshold && room.spare(1) >= int64_t(r.end - r.start)) {
+      plan.moves.push_back(request(r, tiers.tiers[1], migrate::MoveKind::Demotion));
+      room.move(0, 1, r.end - r.start);
+      budget -= pages;
+    }
+  }
+  return plan;
+}
+
+namespace {
+const bool kMtm = Registry<Policy>::add("mtm", "MTM: global ranking, hot straight to the fastest tier with room, cold one tier down",
+                                        [](const Policy::Context& c) { return std::make_unique<MtmPolicy>(c.config); });
+const bool kTwoTier = Registry<Policy>::add("two_tier", "hot/cold thresholds between the top tier and the next (baseline)",
+                                            [](const Policy::Context& c) { return std::make_unique<TwoTierPolicy>(c.config); });
+}  // namespace
+
+}  // namespace mtm::policy

@@ -1,0 +1,144 @@
+#include <catch2/catch.hpp>
+
+#include "mtm/policy/MtmPolicy.h"
+
+using namespace mtm;
+using namespace mtm::policy;
+
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+// Four tiers of one node each: node i is tier i, `capacity` MiB, `free` MiB free.
+config::TierMap tiers(std::vector<std::pair<uint64_t, uint64_t>> capFree) {
+  config::TierMap m;
+  for (size_t i = 0; i < capFree.size(); ++i) {
+    config::Tier t;
+    t.index = static_cast<int>(i);
+    t.nodes = {static_cast<int>(i)};
+    t.capacityBytes = t.totalBytes = capFree[i].first * kMiB;
+    t.freeBytes = capFree[i].second * kMiB;
+    t.lowWatermark = 0.02;
+    t.highWatermark = 0.05;
+    m.tiers.push_back(t);
+  }
+  return m;
+}
+
+profiler::RegionInfo region(uint64_t startMiB, uint64_t sizeMiB, double hotness, int tier) {
+  profiler::RegionInfo r;
+  r.pid = 7;
+  r.start = 0x7f0000000000 + startMiB * kMiB;
+  r.end = r.start + sizeMiB * kMiB;
+  r.hotness = hotness;
+  r.node = r.tier = tier;
+  return r;
+}
+
+config::Config cfg() {
+  config::Config c;
+  c.profiler.intervalMs = 1000;
+  c.policy.cooldownS = 3;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a hot region in tier 3 goes straight to tier 0", "[policy]") {
+  MtmPolicy p(cfg());
+  profiler::Snapshot s;
+  s.regions = {region(0, 8, 0.9, 3)};
+  auto plan = p.plan(s, tiers({{1024, 512}, {1024, 512}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 1);
+  CHECK(plan.moves[0].toNode == 0);
+  CHECK(plan.moves[0].kind == migrate::MoveKind::Promotion);
+}
+
+TEST_CASE("to make room, the coldest regions of the top tier go one tier down, not further", "[policy]") {
+  MtmPolicy p(cfg());
+  profiler::Snapshot s;
+  // Tier 0 is full (about 20 MiB free of 1024: below its 2% watermark after any promotion).
+  s.regions = {region(0, 64, 0.9, 2), region(100, 64, 0.0, 0), region(200, 64, 0.05, 0), region(300, 64, 0.4, 0)};
+  auto plan = p.plan(s, tiers({{1024, 20}, {1024, 512}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() >= 2);
+  // The coldest of tier 0 goes to tier 1 (one step), then the hot one comes up to tier 0.
+  CHECK(plan.moves[0].kind == migrate::MoveKind::Demotion);
+  CHECK(plan.moves[0].ranges[0].start == s.regions[1].start);
+  CHECK(plan.moves[0].toNode == 1);
+  bool promoted = false;
+  for (const auto& m : plan.moves) {
+    if (m.kind == migrate::MoveKind::Promotion) {
+      CHECK(m.toNode == 0);
+      promoted = true;
+    }
+    CHECK(m.ranges[0].start != s.regions[3].start);  // warm (0.4): neither hot nor cold, stays
+  }
+  CHECK(promoted);
+}
+
+TEST_CASE("a full tier is skipped: the hot region goes to the fastest tier with room", "[policy]") {
+  MtmPolicy p(cfg());
+  profiler::Snapshot s;
+  s.regions = {region(0, 64, 0.9, 3), region(100, 64, 0.8, 0)};  // tier 0 full of warm-hot data
+  auto plan = p.plan(s, tiers({{1024, 10}, {1024, 512}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 1);
+  CHECK(plan.moves[0].toNode == 1);
+}
+
+TEST_CASE("hysteresis: promotion needs hot_threshold plus the margin", "[policy]") {
+  MtmPolicy p(cfg());
+  profiler::Snapshot s;
+  s.regions = {region(0, 8, 0.55, 2)};  // hot (>= 0.5) but not by the 0.1 margin
+  CHECK(p.plan(s, tiers({{1024, 512}, {1024, 512}, {1024, 512}})).moves.empty());
+  s.regions[0].hotness = 0.6;
+  CHECK(p.plan(s, tiers({{1024, 512}, {1024, 512}, {1024, 512}})).moves.size() == 1);
+}
+
+TEST_CASE("a region that moved stays put for the cooldown", "[policy]") {
+  MtmPolicy p(cfg());
+  profiler::Snapshot s;
+  s.interval = 10;
+  s.regions = {region(0, 8, 0.9, 2)};
+  auto t = tiers({{1024, 512}, {1024, 512}, {1024, 512}});
+  REQUIRE(p.plan(s, t).moves.size() == 1);
+  s.interval = 11;  // the snapshot still says tier 2 (say the move failed): within 3 s, no retry
+  CHECK(p.plan(s, t).moves.empty());
+  s.interval = 13;
+  CHECK(p.plan(s, t).moves.size() == 1);
+}
+
+TEST_CASE("watermarks: a tier short of free memory sheds its coldest regions one tier down", "[policy]") {
+  MtmPolicy p(cfg());
+  profiler::Snapshot s;
+  s.regions = {region(0, 32, 0.0, 0), region(100, 32, 0.02, 0), region(200, 32, 0.9, 0)};
+  // 10 MiB free of 1024: the high watermark (5%) wants ~51 MiB free: two cold regions go.
+  auto plan = p.plan(s, tiers({{1024, 10}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 2);
+  for (const auto& m : plan.moves) {
+    CHECK(m.kind == migrate::MoveKind::Demotion);
+    CHECK(m.toNode == 1);
+    CHECK(m.ranges[0].start != s.regions[2].start);
+  }
+}
+
+TEST_CASE("the plan fits the mover's page budget, hottest first", "[policy]") {
+  auto c = cfg();
+  c.migration.maxPagesPerInterval = 3 * 2048;  // three 8 MiB regions
+  MtmPolicy p(c);
+  profiler::Snapshot s;
+  for (int i = 0; i < 6; ++i) s.regions.push_back(region(uint64_t(i) * 10, 8, 0.7 + 0.05 * i, 2));
+  auto plan = p.plan(s, tiers({{4096, 2048}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 3);
+  CHECK(plan.moves[0].ranges[0].start == s.regions[5].start);  // the hottest
+  CHECK(plan.moves[2].ranges[0].start == s.regions[3].start);
+}
+
+TEST_CASE("two_tier moves only between the top tier and the next", "[policy]") {
+  TwoTierPolicy p(cfg());
+  profiler::Snapshot s;
+  s.regions = {region(0, 8, 0.9, 1), region(10, 8, 0.0, 0), region(20, 8, 0.9, 3)};
+  auto plan = p.plan(s, tiers({{1024, 512}, {1024, 512}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 2);
+  CHECK(plan.moves[0].toNode == 0);
+  CHECK(plan.moves[1].toNode == 1);
+}
