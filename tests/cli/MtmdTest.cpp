@@ -42,7 +42,7 @@ TEST_CASE("mtmd refuses a broken config at start with a non-zero exit", "[mtmd]"
   CHECK(check.exitCode == 1);
   auto plugins = run({bin("mtmd"), "--list-plugins"});
   CHECK(plugins.exitCode == 0);
-  CHECK(plugins.out.find("policies:\n  none") != std::string::npos);
+  CHECK(plugins.out.find("policies:\n  mtm ") != std::string::npos);
   auto bad = run({bin("mtmd"), "--log-level", "loud"});
   CHECK(bad.exitCode == 2);
 }
