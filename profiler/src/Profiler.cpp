@@ -124,7 +124,8 @@ Snapshot Profiler::runInterval() {
       auto spent = s->observe(pid, *t.regions, share);
       if (!spent) {
         if (spent.error().errnum() == ESRCH || !proc_.exists("/proc/" + std::to_string(pid))) alive = false;
-        else MTM_WARN("profiler pid={} observe error=\"{}\"", pid, spent.error().message());
+        else if (unsigned held = 0; warnLimit_.allow(std::chrono::steady_clock::now(), held))
+          MTM_WARN("profiler pid={} observe error=\"{}\" suppressed={}", pid, spent.error().message(), held);
         continue;
       }
       snap.checks += *spent;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mtm/KernelFs.h"
+#include "mtm/Log.h"
 #include "mtm/Result.h"
 #include "mtm/config/Config.h"
 #include "mtm/config/TierMap.h"
@@ -60,6 +61,7 @@ class Profiler {
   std::vector<std::string> names_;
   std::map<int, Target> targets_;
   OverheadController controller_;
+  log::RateLimit warnLimit_{std::chrono::seconds(10)};  // a failing source warns once per 10 s
   uint64_t interval_ = 0;
   uint64_t startNs_ = 0;
 };
