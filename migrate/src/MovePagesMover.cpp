@@ -107,15 +107,9 @@ class Execution {
 
   void runRequest(const MoveRequest& req) {
     const std::string who = "pid " + std::to_string(req.pid);
-    auto smaps = ctx_.deps.fs.read("/proc/" + std::to_string(req.pid) + "/smaps");
-    if (!smaps) {
-      int err = smaps.error().errnum();
-      fail(who + ": " + smaps.error().message() + (err == ENOENT ? ": no such process" : whatToDo(err)));
-      return;
-    }
-    auto vmas = parseSmaps(*smaps);
+    auto vmas = readProcessVmas(ctx_.deps.fs, req.pid);
     if (!vmas) {
-      fail(who + ": /proc/" + std::to_string(req.pid) + "/smaps: " + vmas.error().message());
+      fail(vmas.error().message());
       return;
     }
     int pidfd = ctx_.deps.sys.pidfdOpen(req.pid);

@@ -15,19 +15,6 @@ namespace {
 // MADV_COLLAPSE (Linux 6.1, include/uapi/asm-generic/mman-common.h); glibc 2.36 lacks the name.
 constexpr int kMadvCollapse = 25;
 
-Result<std::vector<Vma>> readSmaps(const MoverDeps& deps, int pid) {
-  auto text = deps.fs.read("/proc/" + std::to_string(pid) + "/smaps");
-  if (!text) {
-    const int err = text.error().errnum();
-    return Error("pid " + std::to_string(pid) + ": " + text.error().message() +
-                     (err == ENOENT ? ": no such process" : err == EACCES ? ": run as root or as the process's owner" : ""),
-                 err);
-  }
-  auto vmas = parseSmaps(*text);
-  if (!vmas) return std::move(vmas).takeError().context("reading /proc/" + std::to_string(pid) + "/smaps");
-  return vmas;
-}
-
 void addPages(NodePages& n, const PageEntry& e) {
   switch (e.kind) {
     case PageKind::Base: n.base += e.pages; break;
@@ -40,7 +27,7 @@ void addPages(NodePages& n, const PageEntry& e) {
 
 Result<Placement> queryPlacement(const MoverDeps& deps, int pid, const std::vector<AddressRange>& ranges,
                                  uint32_t batchPages) {
-  auto vmas = readSmaps(deps, pid);
+  auto vmas = readProcessVmas(deps.fs, pid);
   if (!vmas) return std::move(vmas).takeError();
   Placement out;
   out.pid = pid;
@@ -85,7 +72,7 @@ Result<Placement> queryPlacement(const MoverDeps& deps, int pid, const std::vect
 }
 
 Result<uint64_t> collapseThps(const MoverDeps& deps, int pid, const std::vector<AddressRange>& ranges) {
-  auto vmas = readSmaps(deps, pid);
+  auto vmas = readProcessVmas(deps.fs, pid);
   if (!vmas) return std::move(vmas).takeError();
   const int pidfd = deps.sys.pidfdOpen(pid);
   if (pidfd < 0) return Error::fromErrno("pid " + std::to_string(pid) + ": pidfd_open", -pidfd);

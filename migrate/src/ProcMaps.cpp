@@ -1,5 +1,6 @@
 #include "mtm/migrate/ProcMaps.h"
 
+#include <cerrno>
 #include <charconv>
 
 #include "mtm/Parse.h"
@@ -78,6 +79,23 @@ Result<std::vector<Vma>> parse(std::string_view text, bool smaps) {
 
 Result<std::vector<Vma>> parseMaps(std::string_view text) { return parse(text, false); }
 Result<std::vector<Vma>> parseSmaps(std::string_view text) { return parse(text, true); }
+
+Error processFileError(int pid, const Error& readError) {
+  const int err = readError.errnum();
+  const char* hint = err == ENOENT || err == ESRCH ? ": no such process"
+                     : err == EACCES || err == EPERM ? ": run as root or as the process's owner"
+                                                     : "";
+  return Error("pid " + std::to_string(pid) + ": " + readError.message() + hint, err);
+}
+
+Result<std::vector<Vma>> readProcessVmas(const KernelFs& fs, int pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/smaps";
+  auto text = fs.read(path);
+  if (!text) return processFileError(pid, text.error());
+  auto vmas = parseSmaps(*text);
+  if (!vmas) return Error("pid " + std::to_string(pid) + ": " + path + ": " + vmas.error().message());
+  return vmas;
+}
 
 Result<std::pair<uint64_t, uint64_t>> parseAddressRange(std::string_view text) {
   auto t = trim(text);

@@ -67,12 +67,7 @@ Status Profiler::addTarget(int pid) {
   if (targets_.count(pid)) return {};
   Target t;
   t.regions = std::make_unique<RegionSet>(config_.profiler);
-  if (auto st = refreshLayout(pid, t); !st.ok()) {
-    const int err = st.error().errnum();
-    return Error("pid " + std::to_string(pid) + ": " + st.error().message() +
-                     (err == ENOENT ? ": no such process" : err == EACCES ? ": run as root or as the process's owner" : ""),
-                 err);
-  }
+  if (auto st = refreshLayout(pid, t); !st.ok()) return migrate::processFileError(pid, st.error());
   std::string why;
   for (size_t i = 0; i < sources_.size(); ++i) {
     if (auto st = sources_[i]->attach(pid); !st.ok()) {

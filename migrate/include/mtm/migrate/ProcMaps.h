@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mtm/KernelFs.h"
 #include "mtm/Result.h"
 
 namespace mtm::migrate {
@@ -27,6 +28,13 @@ struct Vma {
 Result<std::vector<Vma>> parseMaps(std::string_view text);
 // The same, plus each VMA's KernelPageSize, AnonHugePages and Rss.
 Result<std::vector<Vma>> parseSmaps(std::string_view text);
+
+// A failed read of a process's /proc file, said for people: "pid 42: read /proc/42/smaps: No
+// such file or directory: no such process" (or ": run as root or as the process's owner").
+Error processFileError(int pid, const Error& readError);
+
+// /proc/PID/smaps, read and parsed; errors as processFileError says them.
+Result<std::vector<Vma>> readProcessVmas(const KernelFs& fs, int pid);
 
 // "0x7f00-0x7f10" or "7f00-7f10" -> [start, end).
 Result<std::pair<uint64_t, uint64_t>> parseAddressRange(std::string_view text);
