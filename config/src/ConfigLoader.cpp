@@ -215,6 +215,11 @@ Result<Config> loadConfigFile(const std::string& path) {
   return parseConfig(text.str(), path);
 }
 
+Result<Config> loadConfigOrDefault(const std::string& path) {
+  if (path.empty()) return defaultConfig();
+  return loadConfigFile(path);
+}
+
 std::string_view defaultConfigText() { return embedded::kDefaultConfig; }
 
 const Config& defaultConfig() {

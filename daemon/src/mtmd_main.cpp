@@ -26,11 +26,6 @@ struct Options {
   std::string kernelRoot = "/";
 };
 
-Result<config::Config> loadConfig(const std::string& path) {
-  if (path.empty()) return config::defaultConfig();
-  return config::loadConfigFile(path);
-}
-
 void applyLogLevel(const Options& opts, const config::Config& cfg) {
   spdlog::level::level_enum level = spdlog::level::info;
   log::parseLevel(opts.logLevel.empty() ? cfg.daemon.logLevel : opts.logLevel, level);
@@ -39,7 +34,7 @@ void applyLogLevel(const Options& opts, const config::Config& cfg) {
 
 // Loads config and tiers; on failure logs why and keeps whatever the caller had.
 std::optional<daemon::Machine> load(const Options& opts, const KernelFs& fs, config::Config& cfg) {
-  auto loaded = loadConfig(opts.configPath);
+  auto loaded = config::loadConfigOrDefault(opts.configPath);
   if (!loaded) {
     MTM_ERROR("config error:\n{}", loaded.error().message());
     return std::nullopt;

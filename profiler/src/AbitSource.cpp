@@ -56,8 +56,6 @@ class AbitSource final : public Source {
     targets_.erase(it);
   }
 
-  bool spendsChecks() const override { return true; }
-
   std::optional<uint64_t> layoutGeneration(int pid) const override {
     auto it = targets_.find(pid);
     if (it == targets_.end() || !it->second.scanner->tracksLayout()) return std::nullopt;

@@ -94,11 +94,6 @@ uint64_t Profiler::mapsReads(int pid) const {
   return it == targets_.end() ? 0 : it->second.mapsReads;
 }
 
-const RegionSet* Profiler::regionsOf(int pid) const {
-  auto it = targets_.find(pid);
-  return it == targets_.end() ? nullptr : it->second.regions.get();
-}
-
 Snapshot Profiler::runInterval() {
   const uint64_t cpu0 = nowNs(CLOCK_THREAD_CPUTIME_ID);
   Snapshot snap;

@@ -6,8 +6,7 @@
 namespace mtm::daemon::ctl {
 
 Result<config::Config> effectiveConfig(const Global& global) {
-  if (global.configPath.empty()) return config::defaultConfig();
-  return config::loadConfigFile(global.configPath);
+  return config::loadConfigOrDefault(global.configPath);
 }
 
 Result<Machine> effectiveMachine(const Global& global, config::Config& cfg) {

@@ -15,6 +15,8 @@ namespace mtm::config {
 // `sourceName` is what error lines start with (a file name).
 Result<Config> parseConfig(std::string_view yaml, const std::string& sourceName);
 Result<Config> loadConfigFile(const std::string& path);
+// The file at `path`, or the embedded default when `path` is empty.
+Result<Config> loadConfigOrDefault(const std::string& path);
 
 // config/mtm.yaml as compiled into the program.
 std::string_view defaultConfigText();

@@ -37,8 +37,6 @@ class Profiler {
   Snapshot runInterval();
 
   const std::vector<std::string>& activeSources() const { return names_; }
-  const OverheadController& controller() const { return controller_; }
-  const RegionSet* regionsOf(int pid) const;
   // How often /proc/PID/maps was read for a target (sources that follow the address space
   // spare the reads).
   uint64_t mapsReads(int pid) const;

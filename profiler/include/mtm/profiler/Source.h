@@ -27,8 +27,6 @@ class Source {
   // Adds the interval's observations of `pid` to its regions. `checks` is what the overhead
   // controller grants to sources that choose which pages to look at; returns what it spent.
   virtual Result<uint64_t> observe(int pid, RegionSet& regions, uint64_t checks) = 0;
-  // Whether observe() spends `checks` (sources that sample on their own ignore them).
-  virtual bool spendsChecks() const { return false; }
   // Sources that follow the address space themselves: a number that changes whenever it does
   // (mmap, munmap, mprotect, brk), so /proc/PID/maps is read only then; nullopt otherwise.
   virtual std::optional<uint64_t> layoutGeneration(int) const { return std::nullopt; }
