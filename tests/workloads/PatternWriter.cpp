@@ -19,19 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "mtm/Parse.h"
+#include "SizeArg.h"
 
 namespace {
 
-// "256M", "1G": mtm's size grammar; a malformed size is a usage error.
-uint64_t sizeArg(const char* text) {
-  auto v = mtm::parseSize(text);
-  if (!v) {
-    std::fprintf(stderr, "%s\n", v.error().message().c_str());
-    std::exit(2);
-  }
-  return *v;
-}
 
 volatile sig_atomic_t gStop = 0;
 void onSignal(int) { gStop = 1; }
