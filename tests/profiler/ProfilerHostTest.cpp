@@ -69,10 +69,7 @@ TEST_CASE("the profiler finds a workload's known hot set", "[profiler][host][pro
     auto snap = (*prof)->runInterval();
     truth.update(truthFile);
     REQUIRE(!truth.phases.empty());
-    std::vector<std::pair<uint64_t, uint64_t>> hot;
-    for (const auto& r : snap.regions)
-      if (r.hotness >= cfg.policy.hotThreshold) hot.push_back({r.start, r.end});
-    score = bench::score(hot, truth, truth.phases.back());
+    score = bench::score(bench::hotRanges(snap, cfg.policy.hotThreshold), truth, truth.phases.back());
     UNSCOPED_INFO("interval " << i << ": precision " << score.precision << " recall " << score.recall
                               << " regions " << snap.regions.size() << " checks " << snap.checks);
   }

@@ -55,6 +55,13 @@ Score score(const std::vector<std::pair<uint64_t, uint64_t>>& hotRanges, const H
   return s;
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> hotRanges(const profiler::Snapshot& snapshot, double threshold) {
+  std::vector<std::pair<uint64_t, uint64_t>> hot;
+  for (const auto& r : snapshot.regions)
+    if (r.hotness >= threshold) hot.push_back({r.start, r.end});
+  return hot;
+}
+
 double monotonicSeconds() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

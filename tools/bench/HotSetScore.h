@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "mtm/profiler/Snapshot.h"
+
 namespace mtm::bench {
 
 inline constexpr uint64_t kGranule = 2ull << 20;
@@ -32,6 +34,9 @@ struct Score {
 
 // A 2 MiB region counts as predicted hot when `hotRanges` cover at least half of it.
 Score score(const std::vector<std::pair<uint64_t, uint64_t>>& hotRanges, const HotSetTruth& truth, const HotPhase& phase);
+
+// The ranges of a snapshot's regions whose hotness reaches `threshold`.
+std::vector<std::pair<uint64_t, uint64_t>> hotRanges(const profiler::Snapshot& snapshot, double threshold);
 
 double monotonicSeconds();
 

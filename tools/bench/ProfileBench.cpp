@@ -129,10 +129,7 @@ int main(int argc, char** argv) {
     const int phaseIndex = static_cast<int>(phase - truth.phases.data());
     since = phaseIndex == lastPhase ? since + 1 : 1;
     lastPhase = phaseIndex;
-    std::vector<std::pair<uint64_t, uint64_t>> hot;
-    for (const auto& r : snap.regions)
-      if (r.hotness >= cfg.policy.hotThreshold) hot.push_back({r.start, r.end});
-    const Score m = score(hot, truth, *phase);
+    const Score m = score(hotRanges(snap, cfg.policy.hotThreshold), truth, *phase);
     Score d{-1, -1};
     double dCpu = -1;
     if (damon) {
