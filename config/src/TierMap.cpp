@@ -212,4 +212,18 @@ Result<TierMap> buildTierMap(const Topology& topo, const TiersConfig& config) {
   return map;
 }
 
+Status refreshFreeMemory(TierMap& map, const KernelFs& fs) {
+  for (auto& tier : map.tiers) {
+    uint64_t free = 0;
+    for (int node : tier.nodes) {
+      auto f = readNodeFreeBytes(fs, node);
+      if (!f) return std::move(f).takeError().context("refreshing free memory of " + tier.name);
+      free += *f;
+    }
+    const uint64_t used = tier.totalBytes > free ? tier.totalBytes - free : 0;
+    tier.freeBytes = std::min(free, tier.capacityBytes > used ? tier.capacityBytes - used : 0);
+  }
+  return {};
+}
+
 }  // namespace mtm::config

@@ -183,4 +183,12 @@ Result<Topology> discoverTopology(const KernelFs& fs) {
   return topo;
 }
 
+Result<uint64_t> readNodeFreeBytes(const KernelFs& fs, int node) {
+  auto text = fs.read(nodePath(node, "meminfo"));
+  if (!text) return std::move(text).takeError();
+  auto meminfo = parseNodeMeminfo(*text);
+  if (!meminfo) return Error(nodePath(node, "meminfo") + ": " + meminfo.error().message());
+  return (*meminfo)["MemFree"];
+}
+
 }  // namespace mtm::config

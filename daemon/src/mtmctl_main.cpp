@@ -9,6 +9,9 @@ int main(int argc, char** argv) {
   CLI::App app{"mtmctl: inspect and steer mtm, the tiered-memory manager.", "mtmctl"};
   app.footer(
       "Examples:\n"
+      "  mtmctl run -- ./workload --size 8G             run a command with its memory managed\n"
+      "  mtmctl status                                  what mtmd manages (mtmctl top: live)\n"
+      "  mtmctl attach 1234                             ask mtmd to manage a running process\n"
       "  mtmctl tiers                                   the memory tiers, fastest first\n"
       "  mtmctl tiers --format json                     the same as JSON\n"
       "  mtmctl config check mtm.yaml                   validate a config file against this machine\n"
@@ -34,6 +37,8 @@ int main(int argc, char** argv) {
   ctl::addPlacementCommands(app, global, commands);
   ctl::addMigrateCommand(app, global, commands);
   ctl::addProfileCommands(app, global, commands);
+  ctl::addRunCommand(app, global, commands);
+  ctl::addDaemonCommands(app, global, commands);
 
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0) return rc;
   mtm::log::setup("mtmctl", spdlog::level::warn);

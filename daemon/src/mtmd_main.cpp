@@ -1,16 +1,26 @@
-// mtmd: the mtm daemon. For now it loads its config, discovers the memory tiers, logs them and
-// waits for signals: SIGHUP reloads (keeping the old config if the new one is invalid),
-// SIGTERM and SIGINT stop it.
+// mtmd: the mtm daemon. Loads its config, discovers the memory tiers, and every interval runs
+// profiler -> policy -> mover over the processes it manages (from the config and from the
+// control socket). SIGHUP reloads (keeping the old config if the new one is invalid or does not
+// fit), SIGTERM and SIGINT stop it. systemd: Type=notify with a watchdog.
 
+#include <poll.h>
+
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 
 #include "mtm/KernelFs.h"
 #include "mtm/Log.h"
 #include "mtm/config/ConfigLoader.h"
 #include "mtm/daemon/Cli.h"
+#include "mtm/daemon/ControlSocket.h"
 #include "mtm/daemon/Machine.h"
+#include "mtm/daemon/Manager.h"
+#include "mtm/daemon/Requests.h"
+#include "mtm/daemon/Service.h"
 #include "mtm/daemon/Plugins.h"
 #include "mtm/daemon/SignalFd.h"
 
@@ -48,6 +58,15 @@ std::optional<daemon::Machine> load(const Options& opts, const KernelFs& fs, con
   return std::move(machine).value();
 }
 
+using Clock = std::chrono::steady_clock;
+
+std::string statusLine(const daemon::Manager& m, const daemon::IntervalReport& r) {
+  return fmt::format("STATUS={} target(s), interval {}, promoted {} demoted {} pages, profiler {:.2f}% of a core",
+                     r.targets, r.interval, r.promotedPages, r.demotedPages, r.profilerCpu * 100) +
+         (m.config().migration.dryRun ? " (dry run)" : "");
+}
+
+// The event loop: signals, control-socket clients and the interval timer, on one thread.
 int runDaemon(const Options& opts) {
   KernelFs fs(opts.kernelRoot);
   config::Config cfg;
@@ -59,30 +78,91 @@ int runDaemon(const Options& opts) {
     MTM_ERROR("{}", signals.error().message());
     return 1;
   }
+  auto lock = daemon::InstanceLock::acquire(cfg.daemon.lockFile);
+  if (!lock) {
+    MTM_ERROR("{}", lock.error().message());
+    return 1;
+  }
   MTM_INFO("start config={} tiers={}", cfg.source, machine->tiers.tiers.size());
   daemon::logMachine(*machine);
-  MTM_INFO("ready");
+  auto manager = daemon::Manager::create(cfg, std::move(*machine));
+  if (!manager) {
+    MTM_ERROR("{}", manager.error().message());
+    return 1;
+  }
+  auto& m = **manager;
+  auto server = daemon::ControlServer::open(cfg.daemon.socket, [&m](const std::string& request, const daemon::Peer& peer) {
+    return daemon::handleRequest(m, request, peer);
+  });
+  if (!server) {
+    MTM_ERROR("control socket: {}", server.error().message());
+    return 1;
+  }
+  m.attachConfigTargets();
+  const auto watchdog = daemon::watchdogPeriod();
+  daemon::notifySystemd("READY=1\nSTATUS=managing " + std::to_string(m.lastSnapshot().regions.size()) + " regions");
+  MTM_INFO("ready socket={} watchdog={}", server->path(), watchdog ? std::to_string(watchdog->count()) + "ms" : "off");
+
+  auto interval = [&] { return std::chrono::milliseconds(m.config().profiler.intervalMs); };
+  auto nextTick = Clock::now() + interval();
+  auto nextPing = Clock::now();
   for (;;) {
-    auto sig = signals->wait(-1);
-    if (!sig) {
-      MTM_ERROR("{}", sig.error().message());
+    const auto now = Clock::now();
+    auto wake = std::min(nextTick, now + std::chrono::seconds(1));
+    if (watchdog) wake = std::min(wake, nextPing);
+    std::vector<pollfd> fds{{signals->fd(), POLLIN, 0}};
+    auto serverFds = server->pollFds();
+    fds.insert(fds.end(), serverFds.begin(), serverFds.end());
+    const int timeout = static_cast<int>(std::max<int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(wake - now).count()));
+    if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
+      MTM_ERROR("poll: {}", std::strerror(errno));
       return 1;
     }
-    if (*sig == SIGHUP) {
-      MTM_INFO("reload config={}", opts.configPath.empty() ? cfg.source : opts.configPath);
-      config::Config next;
-      if (auto reloaded = load(opts, fs, next)) {
-        cfg = std::move(next);
-        machine = std::move(reloaded);
-        applyLogLevel(opts, cfg);
-        daemon::logMachine(*machine);
-        MTM_INFO("reloaded config={}", cfg.source);
-      } else {
-        MTM_WARN("reload failed: keeping the previous config ({})", cfg.source);
+    if (fds[0].revents) {
+      auto sig = signals->wait(0);
+      if (!sig) {
+        MTM_ERROR("{}", sig.error().message());
+        return 1;
       }
-    } else if (*sig == SIGTERM || *sig == SIGINT) {
-      MTM_INFO("stop signal={}", *sig == SIGTERM ? "SIGTERM" : "SIGINT");
-      return 0;
+      if (*sig == SIGTERM || *sig == SIGINT) {
+        MTM_INFO("stop signal={}", *sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        daemon::notifySystemd("STOPPING=1");
+        return 0;
+      }
+      if (*sig == SIGHUP) {
+        daemon::notifySystemd("RELOADING=1");
+        MTM_INFO("reload config={}", opts.configPath.empty() ? cfg.source : opts.configPath);
+        config::Config next;
+        if (auto reloaded = load(opts, fs, next)) {
+          daemon::logMachine(*reloaded);
+          if (auto st = m.reconfigure(next, std::move(*reloaded)); !st.ok()) {
+            MTM_ERROR("reload failed halfway, keeping the previous config: {}", st.error().message());
+            if (auto back = daemon::inspectMachine(fs, cfg); back) (void)m.reconfigure(cfg, std::move(*back));
+          } else {
+            if (next.daemon.socket != cfg.daemon.socket || next.daemon.lockFile != cfg.daemon.lockFile)
+              MTM_WARN("daemon.socket and daemon.lock_file changes take effect at the next start");
+            cfg = std::move(next);
+            applyLogLevel(opts, cfg);
+            MTM_INFO("reloaded config={}", cfg.source);
+          }
+        } else {
+          MTM_WARN("reload failed: keeping the previous config ({})", cfg.source);
+        }
+        daemon::notifySystemd("READY=1");
+      }
+    }
+    fds.erase(fds.begin());
+    server->onReady(fds);
+    server->expireClients();
+    if (Clock::now() >= nextTick) {
+      m.attachConfigTargets();
+      const auto report = m.runInterval();
+      daemon::notifySystemd(statusLine(m, report));
+      nextTick = std::max(nextTick + interval(), Clock::now());
+    }
+    if (watchdog && Clock::now() >= nextPing) {
+      daemon::notifySystemd("WATCHDOG=1");
+      nextPing = Clock::now() + *watchdog;
     }
   }
 }

@@ -11,17 +11,18 @@ using mtm::test::run;
 
 TEST_CASE("mtmd logs the tiers, reloads on SIGHUP, keeps its config when the new one is broken, stops on SIGTERM", "[mtmd]") {
   mtm::test::TempDir dir;
-  auto cfg = dir.write("mtm.yaml", "daemon:\n  log_level: info\n");
+  const std::string paths = "daemon:\n  socket: " + dir.path() + "/s\n  lock_file: " + dir.path() + "/l\n";
+  auto cfg = dir.write("mtm.yaml", paths + "  log_level: info\n");
   mtm::test::ChildProcess d({bin("mtmd"), "--config", cfg}, dir.path() + "/log");
   REQUIRE(d.waitForLog("ready"));
   CHECK(d.log().find("tier index=0 name=tier0") != std::string::npos);
 
-  dir.write("mtm.yaml", "policy:\n  name: bogus\n");
+  dir.write("mtm.yaml", paths + "policy:\n  name: bogus\n");
   d.signal(SIGHUP);
   REQUIRE(d.waitForLog("reload failed: keeping the previous config"));
-  CHECK(d.log().find(cfg + ":2: policy.name: expected one of mtm, two_tier, none, got \"bogus\"") != std::string::npos);
+  CHECK(d.log().find(cfg + ":5: policy.name: expected one of mtm, two_tier, none, got \"bogus\"") != std::string::npos);
 
-  dir.write("mtm.yaml", "tiers:\n  list:\n    - {name: everything, nodes: 0}\n");
+  dir.write("mtm.yaml", paths + "tiers:\n  list:\n    - {name: everything, nodes: 0}\n");
   d.signal(SIGHUP);
   REQUIRE(d.waitForLog("reloaded config=" + cfg));
   CHECK(d.log().find("tier index=0 name=everything") != std::string::npos);

@@ -1,10 +1,13 @@
 // mtm-test-hotset: a workload with a known hot set that moves. It maps SIZE bytes cut into
-// 2 MiB regions; in each phase a known subset (--hot-fraction of the regions, in groups of
-// four) is touched over and over -- one write per 4 KiB page -- and the rest is left alone.
-// Every phase is announced in the truth file, with its start time and hot region indices.
+// 2 MiB regions; in each phase a known subset (--hot-fraction of the regions) is touched over
+// and over -- one write per 4 KiB page -- and the rest is left alone. The subset is scattered
+// (pattern random: groups of four regions, pseudo-random per phase) or one window that slides
+// to the next disjoint place each phase (pattern sliding). Every phase is announced in the
+// truth file, with its start time and hot region indices. Each page carries a check word that
+// is verified at the end: "wrong_pages=N", exit status 1 when N > 0.
 //
-//   mtm-test-hotset --size 1G [--thp] --hot-fraction 0.1 --phases 4 --phase-seconds 5
-//                   --truth /tmp/truth.jsonl [--ready /tmp/ready]
+//   mtm-test-hotset --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding]
+//                   --phases 4 --phase-seconds 5 --truth /tmp/truth.jsonl [--ready /tmp/ready]
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -35,7 +38,11 @@ double now() {
 }
 
 
-// Whether region i is hot in `phase`: groups of four regions, a pseudo-random 1 in `every`.
+// The word page `page` carries at offset kCheckOffset (the touches write offset 0).
+constexpr uint64_t kCheckOffset = 64;
+uint64_t checkWord(uint64_t page) { return page * 0x9E3779B97F4A7C15ull ^ 0x6d746d2d686f7421ull; }
+
+// Whether region i is hot in `phase` (random): groups of four regions, a pseudo-random 1 in `every`.
 bool hot(uint64_t i, int phase, uint64_t every) {
   uint64_t h = (i / 4 + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t(phase) + 1) * 0xC2B2AE3D27D4EB4Full;
   h ^= h >> 29;
@@ -49,7 +56,7 @@ int main(int argc, char** argv) {
   bool thp = false;
   double hotFraction = 0.1, phaseSeconds = 5;
   int phases = 4;
-  std::string truth, ready;
+  std::string truth, ready, pattern = "random";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? argv[++i] : (std::fprintf(stderr, "%s needs a value\n", a.c_str()), std::exit(2), ""); };
@@ -59,11 +66,16 @@ int main(int argc, char** argv) {
     else if (a == "--phases") phases = std::atoi(next());
     else if (a == "--phase-seconds") phaseSeconds = std::atof(next());
     else if (a == "--truth") truth = next();
+    else if (a == "--pattern") pattern = next();
     else if (a == "--ready") ready = next();
     else {
-      std::fprintf(stderr, "usage: %s --size 1G [--thp] --hot-fraction 0.1 --phases 4 --phase-seconds 5 --truth FILE [--ready FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding] --phases 4 --phase-seconds 5 --truth FILE [--ready FILE]\n", argv[0]);
       return 2;
     }
+  }
+  if (pattern != "random" && pattern != "sliding") {
+    std::fprintf(stderr, "--pattern: expected random or sliding, got \"%s\"\n", pattern.c_str());
+    return 2;
   }
   const uint64_t regions = size / kRegion;
   const uint64_t every = std::max<uint64_t>(1, static_cast<uint64_t>(1 / hotFraction + 0.5));
@@ -74,7 +86,10 @@ int main(int argc, char** argv) {
   }
   auto* base = reinterpret_cast<volatile char*>((reinterpret_cast<uintptr_t>(raw) + kRegion - 1) & ~(kRegion - 1));
   madvise(const_cast<char*>(base), size, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-  for (uint64_t off = 0; off < size; off += kPage) base[off] = 1;  // everything resident
+  for (uint64_t off = 0; off < size; off += kPage) {  // everything resident, with its check word
+    base[off] = 1;
+    *reinterpret_cast<volatile uint64_t*>(base + off + kCheckOffset) = checkWord(off / kPage);
+  }
 
   signal(SIGTERM, onSignal);
   signal(SIGINT, onSignal);
@@ -88,8 +103,10 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> hotSet;
   for (int phase = 0; phase < phases && !gStop; ++phase) {
     hotSet.clear();
+    const uint64_t window = std::max<uint64_t>(1, static_cast<uint64_t>(double(regions) * hotFraction + 0.5));
     for (uint64_t i = 0; i < regions; ++i)
-      if (hot(i, phase, every)) hotSet.push_back(i);
+      if (pattern == "random" ? hot(i, phase, every) : (i + regions - (uint64_t(phase) * window) % regions) % regions < window)
+        hotSet.push_back(i);
     const double start = now();
     if (t) {
       std::fprintf(t, "{\"phase\":%d,\"start\":%.6f,\"base\":%" PRIuPTR ",\"region_bytes\":%" PRIu64 ",\"hot\":[", phase, start,
@@ -103,5 +120,9 @@ int main(int argc, char** argv) {
         for (uint64_t off = 0; off < kRegion; off += kPage) base[i * kRegion + off] = static_cast<char>(base[i * kRegion + off] + 1);
   }
   if (t) std::fclose(t);
-  return 0;
+  uint64_t wrong = 0;
+  for (uint64_t off = 0; off < size; off += kPage)
+    if (*reinterpret_cast<volatile uint64_t*>(base + off + kCheckOffset) != checkWord(off / kPage)) ++wrong;
+  std::printf("wrong_pages=%" PRIu64 " of %" PRIu64 "\n", wrong, size / kPage);
+  return wrong == 0 ? 0 : 1;
 }

@@ -14,11 +14,15 @@ void HotSetTruth::update(const std::string& truthFile) {
   size_t n = 0;
   while (std::getline(in, line)) {
     if (++n <= phases.size() || line.empty() || line.back() != '}') continue;
-    YAML::Node node = YAML::Load(line);
     HotPhase p;
-    p.start = node["start"].as<double>();
-    base = node["base"].as<uint64_t>();
-    for (const auto& h : node["hot"]) p.hot.insert(h.as<uint64_t>());
+    try {
+      YAML::Node node = YAML::Load(line);
+      p.start = node["start"].as<double>();
+      base = node["base"].as<uint64_t>();
+      for (const auto& h : node["hot"]) p.hot.insert(h.as<uint64_t>());
+    } catch (const YAML::Exception&) {
+      return;  // a line still being written: read it next time
+    }
     phases.push_back(std::move(p));
   }
 }

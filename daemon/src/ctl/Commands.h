@@ -32,6 +32,11 @@ void addConfigCommands(CLI::App& parent, const Global& global, Commands& out);
 void addMigrateCommand(CLI::App& parent, const Global& global, Commands& out);
 void addPlacementCommands(CLI::App& parent, const Global& global, Commands& out);
 void addProfileCommands(CLI::App& parent, const Global& global, Commands& out);
+void addDaemonCommands(CLI::App& parent, const Global& global, Commands& out);
+void addRunCommand(CLI::App& parent, const Global& global, Commands& out);
+
+// Draws a recording as out.svg or out.png; the line to print on success.
+Result<std::string> writeHeatmap(const std::string& recording, const std::string& output, int pid, size_t rows);
 
 // The config named by --config, or the embedded default.
 Result<config::Config> effectiveConfig(const Global& global);

@@ -131,17 +131,24 @@ void addProfileCommands(CLI::App& parent, const Global& global, Commands& out) {
                      std::fprintf(stderr, "mtmctl: -o: expected a name ending in .svg or .png, got \"%s\"\n", h->output.c_str());
                      return 2;
                    }
-                   auto rec = profiler::readRecording(h->file);
-                   if (!rec) return fail(rec.error().message());
-                   auto grid = profiler::buildHeatmap(*rec, h->pid, h->rows);
-                   if (grid.rows == 0) return fail(h->file + ": no region to draw" + (h->pid ? " for pid " + std::to_string(h->pid) : ""));
-                   std::ofstream f(h->output, std::ios::binary);
-                   f << (png ? profiler::renderPng(grid, 4) : profiler::renderSvg(grid, "mtm heatmap: " + h->file));
-                   if (!f) return fail("cannot write " + h->output);
-                   std::printf("%s: %zu intervals x %zu address rows (%s each)\n", h->output.c_str(), grid.columns,
-                               grid.rows, formatBytes(grid.bytesPerRow).c_str());
+                   auto done = writeHeatmap(h->file, h->output, h->pid, h->rows);
+                   if (!done) return fail(done.error().message());
+                   std::printf("%s\n", done->c_str());
                    return 0;
                  }});
+}
+
+Result<std::string> writeHeatmap(const std::string& recording, const std::string& output, int pid, size_t rows) {
+  const bool png = output.size() > 4 && output.substr(output.size() - 4) == ".png";
+  auto rec = profiler::readRecording(recording);
+  if (!rec) return std::move(rec).takeError();
+  auto grid = profiler::buildHeatmap(*rec, pid, rows);
+  if (grid.rows == 0) return Error(recording + ": no region to draw" + (pid ? " for pid " + std::to_string(pid) : ""));
+  std::ofstream f(output, std::ios::binary);
+  f << (png ? profiler::renderPng(grid, 4) : profiler::renderSvg(grid, "mtm heatmap: " + recording));
+  if (!f) return Error("cannot write " + output);
+  return output + ": " + std::to_string(grid.columns) + " intervals x " + std::to_string(grid.rows) + " address rows (" +
+         formatBytes(grid.bytesPerRow) + " each)";
 }
 
 }  // namespace mtm::daemon::ctl

@@ -37,6 +37,7 @@ class Table {
  public:
   explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
   void addRow(std::vector<Cell> row);
+  size_t rowCount() const { return rows_.size(); }
 
   std::string renderText() const;
   std::string renderCsv() const;

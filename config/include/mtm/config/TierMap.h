@@ -44,4 +44,8 @@ struct TierMap {
 
 Result<TierMap> buildTierMap(const Topology& topology, const TiersConfig& config);
 
+// Re-reads every tier's free memory. A tier with a capacity below its nodes' memory counts as
+// free only what is left of that capacity: capacity - (total - free), never below 0.
+Status refreshFreeMemory(TierMap& map, const KernelFs& fs);
+
 }  // namespace mtm::config

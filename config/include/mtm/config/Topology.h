@@ -54,4 +54,7 @@ struct Topology {
 
 Result<Topology> discoverTopology(const KernelFs& fs);
 
+// MemFree of one node, read now (the daemon refreshes free memory every interval).
+Result<uint64_t> readNodeFreeBytes(const KernelFs& fs, int node);
+
 }  // namespace mtm::config

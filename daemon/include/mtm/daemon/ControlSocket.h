@@ -1,0 +1,81 @@
+#pragma once
+// mtmd's control socket: a Unix stream socket, one request per connection.
+//
+//   request:  one line, at most kMaxRequest bytes: "attach PID", "detach PID",
+//             "status text|json", "ping"
+//   reply:    "ok\n" followed by the body, or "error MESSAGE\n"; then the server closes.
+//
+// The server learns the caller's uid from SO_PEERCRED; what a uid may do is the handler's
+// decision. It never blocks on a client: connections are read as data arrives, and one that
+// is silent for kClientTimeout, or sends more than kMaxRequest bytes without a newline, is
+// answered with an error and closed.
+
+#include <poll.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mtm/Result.h"
+
+namespace mtm::daemon {
+
+inline constexpr size_t kMaxRequest = 4096;
+inline constexpr size_t kMaxClients = 64;
+inline constexpr auto kClientTimeout = std::chrono::seconds(5);
+
+struct Peer {
+  pid_t pid = 0;
+  uid_t uid = 0;
+};
+
+// What a request gets back: a body, or an error message.
+using Reply = Result<std::string>;
+
+class ControlServer {
+ public:
+  using Handler = std::function<Reply(const std::string& request, const Peer& peer)>;
+
+  // Binds `path` (creating its directory, mode 0755; the socket 0666, access is decided per
+  // request). A stale socket file is replaced; callers hold the instance lock first.
+  static Result<ControlServer> open(const std::string& path, Handler handler);
+  ControlServer(ControlServer&& other) noexcept;
+  ControlServer(const ControlServer&) = delete;
+  ControlServer& operator=(const ControlServer&) = delete;
+  ~ControlServer();
+
+  // The descriptors to poll (listening socket and clients), and what to do when poll says so.
+  std::vector<pollfd> pollFds() const;
+  void onReady(const std::vector<pollfd>& ready);
+  // Closes clients that have been silent too long (call at least once a second).
+  void expireClients();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Client {
+    Peer peer;
+    std::string buffer;
+    std::chrono::steady_clock::time_point since;
+  };
+  ControlServer(int fd, std::string path, Handler handler) : fd_(fd), path_(std::move(path)), handler_(std::move(handler)) {}
+  void accept();
+  void read(int fd);
+  void finish(int fd, const Reply& reply);
+
+  int fd_ = -1;
+  std::string path_;
+  Handler handler_;
+  std::map<int, Client> clients_;
+};
+
+// Sends one request and returns the reply body. A daemon that is not there (no socket file,
+// nobody listening) is an error with errnum ENOENT or ECONNREFUSED; a daemon's "error ..." is
+// an error with its message.
+Reply controlRequest(const std::string& socketPath, const std::string& request,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+}  // namespace mtm::daemon

@@ -1,0 +1,112 @@
+#pragma once
+// The work of one interval, shared by mtmd and the manager embedded in `mtmctl run`: the
+// profiler's snapshot of every managed process, the policy's plan over all tiers, the mover.
+// Keeps the stats `mtmctl status` shows: per target and per tier, residency, migrations by
+// reason and the profiler's cost.
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "mtm/KernelFs.h"
+#include "mtm/Result.h"
+#include "mtm/Table.h"
+#include "mtm/config/Config.h"
+#include "mtm/daemon/Machine.h"
+#include "mtm/migrate/LiveKernel.h"
+#include "mtm/policy/Policy.h"
+#include "mtm/profiler/Profiler.h"
+
+namespace mtm::daemon {
+
+struct TargetStats {
+  int pid = 0;
+  uid_t uid = 0;
+  std::string comm;
+  std::string origin;                 // why it is managed: "config", "socket", "mtmctl run", ...
+  double attachedAt = 0;              // seconds since the manager started
+  std::vector<uint64_t> tierBytes;    // profiled bytes per tier, by the node its pages were found on
+  uint64_t hotBytes = 0;              // bytes at or above policy.hot_threshold
+  uint64_t promotedPages = 0;         // 4 KiB pages, totals since attach
+  uint64_t demotedPages = 0;
+  uint64_t failedPages = 0;
+};
+
+struct TierStats {
+  uint64_t promotedInPages = 0;       // pages moved into this tier, by reason
+  uint64_t demotedInPages = 0;
+};
+
+// What one interval did.
+struct IntervalReport {
+  uint64_t interval = 0;
+  double seconds = 0;
+  size_t targets = 0;
+  size_t regions = 0;
+  uint64_t promotedPages = 0;
+  uint64_t demotedPages = 0;
+  uint64_t failedPages = 0;
+  uint64_t plannedPages = 0;
+  double profilerCpu = 0;             // fraction of one core
+  std::vector<int> exited;
+};
+
+class Manager {
+ public:
+  // Builds the profiler, policy and mover the config names; fails when one cannot run.
+  static Result<std::unique_ptr<Manager>> create(const config::Config& config, Machine machine);
+
+  // Starts managing a process. Errors name the pid and why (gone, not readable, no source).
+  Status attach(int pid, const std::string& origin);
+  // Stops managing it; false when it was not managed. It is not re-attached from the config.
+  bool detach(int pid);
+  bool manages(int pid) const { return targets_.count(pid) > 0; }
+  std::optional<uid_t> ownerOf(int pid) const;
+
+  // Attaches what the config's targets section matches now (pids, cgroups, command names).
+  void attachConfigTargets();
+
+  // One interval: snapshot, fresh free memory, plan, moves (demotions first, to make room).
+  IntervalReport runInterval();
+
+  // A new config (SIGHUP): new profiler, policy and mover; the targets are kept.
+  Status reconfigure(const config::Config& config, Machine machine);
+
+  const config::Config& config() const { return config_; }
+  const Machine& machine() const { return machine_; }
+  const profiler::Profiler& profiler() const { return *profiler_; }
+  const profiler::Snapshot& lastSnapshot() const { return last_; }
+  const std::map<int, TargetStats>& targets() const { return targets_; }
+
+  // `mtmctl status`: tiers, then targets; only those `viewer` owns unless it is root.
+  std::string renderStatus(Format format, uid_t viewer) const;
+  // One line of per-tier residency of the managed processes: "t=12s tier0 310M tier1 ...".
+  std::string residencyLine() const;
+
+ private:
+  Manager(const config::Config& config, Machine machine);
+  Status build();
+  IntervalReport runIntervalSteps();
+  void account(const migrate::MoveStats& stats, const std::vector<migrate::MoveRequest>& requests, migrate::MoveKind kind);
+
+  config::Config config_;
+  Machine machine_;
+  KernelFs fs_{"/"};
+  migrate::LiveKernel kernel_;
+  std::unique_ptr<profiler::Profiler> profiler_;
+  std::unique_ptr<policy::Policy> policy_;
+  std::unique_ptr<migrate::Mover> mover_;
+  std::map<int, TargetStats> targets_;
+  std::set<int> detached_;            // detached by request: the config does not bring them back
+  std::vector<TierStats> tierStats_;
+  profiler::Snapshot last_;
+  IntervalReport lastReport_;
+  uint64_t startNs_ = 0;
+};
+
+}  // namespace mtm::daemon

@@ -1,0 +1,33 @@
+#pragma once
+// Who a process is, from /proc: its name and its user ids; and which processes the config's
+// targets section names.
+
+#include <sys/types.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mtm/KernelFs.h"
+#include "mtm/Result.h"
+#include "mtm/config/Config.h"
+
+namespace mtm::daemon {
+
+struct ProcessIdentity {
+  int pid = 0;
+  std::string comm;
+  uid_t realUid = 0, effectiveUid = 0, savedUid = 0;
+  // Whether `uid` may steer this process's memory: root, or the owner of all three ids (the
+  // rule ptrace applies, so a setuid program is not another user's to move).
+  bool ownedBy(uid_t uid) const { return uid == 0 || (realUid == uid && effectiveUid == uid && savedUid == uid); }
+};
+
+// Errors: "pid 42 does not exist" (ESRCH) or the /proc read failure.
+Result<ProcessIdentity> readProcessIdentity(const KernelFs& fs, int pid);
+
+// The processes the config's targets section matches now, each with why: "config pid",
+// "cgroup PATH", "command NAME". Unreadable cgroups are logged (rate-limited) and skipped.
+std::vector<std::pair<int, std::string>> matchConfigTargets(const config::TargetsConfig& targets, const KernelFs& fs);
+
+}  // namespace mtm::daemon

@@ -1,0 +1,198 @@
+#include "mtm/daemon/ControlSocket.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "mtm/Log.h"
+
+namespace mtm::daemon {
+namespace {
+
+Result<sockaddr_un> socketAddress(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof addr.sun_path)
+    return Error("socket path \"" + path + "\" must be 1 to " + std::to_string(sizeof addr.sun_path - 1) + " bytes");
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  return addr;
+}
+
+void setTimeout(int fd, int option, std::chrono::milliseconds t) {
+  timeval tv{static_cast<time_t>(t.count() / 1000), static_cast<suseconds_t>(t.count() % 1000 * 1000)};
+  setsockopt(fd, SOL_SOCKET, option, &tv, sizeof tv);
+}
+
+bool sendAll(int fd, const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ControlServer> ControlServer::open(const std::string& path, Handler handler) {
+  auto addr = socketAddress(path);
+  if (!addr) return std::move(addr).takeError();
+  const auto dir = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && !std::filesystem::exists(dir, ec)) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Error("cannot create " + dir.string() + ": " + ec.message() + " (set daemon.socket to a writable place)");
+    ::chmod(dir.c_str(), 0755);
+  }
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return Error::fromErrno("socket(AF_UNIX)", errno);
+  ::unlink(path.c_str());
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Error::fromErrno("bind " + path, err);
+  }
+  ::chmod(path.c_str(), 0666);  // anyone may ask; SO_PEERCRED decides what they may do
+  if (::listen(fd, 16) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Error::fromErrno("listen " + path, err);
+  }
+  return ControlServer(fd, path, std::move(handler));
+}
+
+ControlServer::ControlServer(ControlServer&& other) noexcept
+    : fd_(other.fd_), path_(std::move(other.path_)), handler_(std::move(other.handler_)), clients_(std::move(other.clients_)) {
+  other.fd_ = -1;
+  other.clients_.clear();
+}
+
+ControlServer::~ControlServer() {
+  for (auto& [fd, c] : clients_) ::close(fd);
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+}
+
+std::vector<pollfd> ControlServer::pollFds() const {
+  std::vector<pollfd> fds{{fd_, POLLIN, 0}};
+  for (const auto& [fd, c] : clients_) fds.push_back({fd, POLLIN, 0});
+  return fds;
+}
+
+void ControlServer::onReady(const std::vector<pollfd>& ready) {
+  for (const auto& p : ready) {
+    if (p.revents == 0) continue;
+    if (p.fd == fd_) accept();
+    else if (clients_.count(p.fd)) read(p.fd);
+  }
+}
+
+void ControlServer::accept() {
+  for (;;) {
+    int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0) {
+      if (errno != EAGAIN && errno != EINTR) MTM_WARN("control socket accept: {}", std::strerror(errno));
+      return;
+    }
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+      MTM_WARN("control socket: SO_PEERCRED: {}", std::strerror(errno));
+      ::close(c);
+      continue;
+    }
+    clients_[c] = Client{{cred.pid, cred.uid}, {}, std::chrono::steady_clock::now()};
+    if (clients_.size() > kMaxClients) finish(c, Error("busy: more than " + std::to_string(kMaxClients) + " clients at once; try again"));
+  }
+}
+
+void ControlServer::read(int fd) {
+  auto& c = clients_.at(fd);
+  char buf[1024];
+  for (;;) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;  // more later
+    if (n > 0) {
+      c.buffer.append(buf, static_cast<size_t>(n));
+      auto nl = c.buffer.find('\n');
+      if (nl == std::string::npos && c.buffer.size() <= kMaxRequest) continue;
+      if (nl == std::string::npos || nl > kMaxRequest) {
+        finish(fd, Error("request too long: at most " + std::to_string(kMaxRequest) + " bytes, ending in a newline"));
+        return;
+      }
+      c.buffer.resize(nl);
+    }
+    // A full line, or the end of the stream (a request without a newline still counts).
+    if (n < 0) {
+      finish(fd, Error::fromErrno("reading the request", errno));
+      return;
+    }
+    const Peer peer = c.peer;
+    const std::string request = c.buffer;
+    finish(fd, handler_(request, peer));
+    return;
+  }
+}
+
+void ControlServer::finish(int fd, const Reply& reply) {
+  // Replies are small and the client is waiting for them: send with a short blocking timeout.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  setTimeout(fd, SO_SNDTIMEO, std::chrono::seconds(1));
+  std::string text = reply ? "ok\n" + *reply : "error " + reply.error().message() + "\n";
+  if (!sendAll(fd, text)) MTM_DEBUG("control socket: client went away before its reply");
+  ::close(fd);
+  clients_.erase(fd);
+}
+
+void ControlServer::expireClients() {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<int> stale;
+  for (const auto& [fd, c] : clients_)
+    if (now - c.since > kClientTimeout) stale.push_back(fd);
+  for (int fd : stale) finish(fd, Error("timed out waiting for a request line"));
+}
+
+Reply controlRequest(const std::string& socketPath, const std::string& request, std::chrono::milliseconds timeout) {
+  auto addr = socketAddress(socketPath);
+  if (!addr) return std::move(addr).takeError();
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Error::fromErrno("socket(AF_UNIX)", errno);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Error::fromErrno("cannot reach mtmd at " + socketPath, err);
+  }
+  setTimeout(fd, SO_RCVTIMEO, timeout);
+  setTimeout(fd, SO_SNDTIMEO, timeout);
+  std::string reply;
+  if (sendAll(fd, request + "\n")) {
+    ::shutdown(fd, SHUT_WR);
+    char buf[4096];
+    for (;;) {
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      reply.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  if (reply.rfind("ok\n", 0) == 0) return reply.substr(3);
+  if (reply.rfind("error ", 0) == 0) {
+    while (!reply.empty() && reply.back() == '\n') reply.pop_back();
+    return Error(reply.substr(6));
+  }
+  return Error("mtmd at " + socketPath + " gave no answer within " + std::to_string(timeout.count()) + " ms");
+}
+
+}  // namespace mtm::daemon

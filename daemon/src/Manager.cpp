@@ -1,0 +1,268 @@
+#include "mtm/daemon/Manager.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "mtm/Json.h"
+#include "mtm/Log.h"
+#include "mtm/Parse.h"
+#include "mtm/Registry.h"
+#include "mtm/daemon/Process.h"
+#include "mtm/migrate/Mover.h"
+
+namespace mtm::daemon {
+namespace {
+
+uint64_t monotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+uint64_t pagesOf(const std::vector<migrate::MoveRequest>& requests) {
+  uint64_t n = 0;
+  for (const auto& r : requests)
+    for (const auto& range : r.ranges) n += (range.end - range.start) / migrate::kPageSize;
+  return n;
+}
+
+const char* kindName(migrate::MoveKind kind) {
+  return kind == migrate::MoveKind::Promotion ? "promote" : kind == migrate::MoveKind::Demotion ? "demote" : "move";
+}
+
+}  // namespace
+
+Manager::Manager(const config::Config& config, Machine machine) : config_(config), machine_(std::move(machine)) {
+  startNs_ = monotonicNs();
+}
+
+Result<std::unique_ptr<Manager>> Manager::create(const config::Config& config, Machine machine) {
+  std::unique_ptr<Manager> m(new Manager(config, std::move(machine)));
+  if (auto st = m->build(); !st.ok()) return std::move(st).takeError();
+  return m;
+}
+
+Status Manager::build() {
+  if (auto st = config::refreshFreeMemory(machine_.tiers, fs_); !st.ok()) return st;
+  tierStats_.assign(machine_.tiers.tiers.size(), {});
+  auto prof = profiler::Profiler::create(config_, &machine_.tiers);
+  if (!prof) return std::move(prof).takeError().context("starting the profiler");
+  auto pol = Registry<policy::Policy>::create(config_.policy.name, {config_});
+  if (!pol) return std::move(pol).takeError().context("policy.name");
+  // The policy fits each plan to the page budget; the mover keeps the byte rate.
+  auto options = migrate::MoverOptions::fromConfig(config_.migration);
+  options.maxPages = 0;
+  auto mov = Registry<migrate::Mover>::create(config_.migration.mover, {kernel_.deps(), options});
+  if (!mov) return std::move(mov).takeError().context("migration.mover");
+  profiler_ = std::move(*prof);
+  policy_ = std::move(*pol);
+  mover_ = std::move(*mov);
+  std::string sources;
+  for (const auto& s : profiler_->activeSources()) sources += (sources.empty() ? "" : ",") + s;
+  MTM_INFO("manager policy={} mover={} sources={} interval_ms={} budget={:.2f}%", config_.policy.name,
+           config_.migration.mover, sources, config_.profiler.intervalMs,
+           config_.profiler.budget * 100);
+  return {};
+}
+
+Status Manager::reconfigure(const config::Config& config, Machine machine) {
+  config_ = config;
+  machine_ = std::move(machine);
+  if (auto st = build(); !st.ok()) return st;
+  for (auto it = targets_.begin(); it != targets_.end();) {
+    if (auto st = profiler_->addTarget(it->first); !st.ok()) {
+      MTM_WARN("target pid={} dropped after reload: {}", it->first, st.error().message());
+      it = targets_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return {};
+}
+
+Status Manager::attach(int pid, const std::string& origin) {
+  if (targets_.count(pid)) return {};
+  auto id = readProcessIdentity(fs_, pid);
+  if (!id) return std::move(id).takeError();
+  if (auto st = profiler_->addTarget(pid); !st.ok()) return st;
+  TargetStats t;
+  t.pid = pid;
+  t.uid = id->realUid;
+  t.comm = id->comm;
+  t.origin = origin;
+  t.attachedAt = double(monotonicNs() - startNs_) / 1e9;
+  t.tierBytes.assign(machine_.tiers.tiers.size(), 0);
+  targets_.emplace(pid, std::move(t));
+  detached_.erase(pid);
+  MTM_INFO("attach pid={} comm={} uid={} origin=\"{}\"", pid, id->comm, id->realUid, origin);
+  return {};
+}
+
+bool Manager::detach(int pid) {
+  auto it = targets_.find(pid);
+  if (it == targets_.end()) return false;
+  profiler_->removeTarget(pid);
+  targets_.erase(it);
+  detached_.insert(pid);
+  MTM_INFO("detach pid={}", pid);
+  return true;
+}
+
+std::optional<uid_t> Manager::ownerOf(int pid) const {
+  auto it = targets_.find(pid);
+  if (it == targets_.end()) return std::nullopt;
+  return it->second.uid;
+}
+
+void Manager::attachConfigTargets() {
+  for (const auto& [pid, why] : matchConfigTargets(config_.targets, fs_)) {
+    if (targets_.count(pid) || detached_.count(pid)) continue;
+    if (auto st = attach(pid, why); !st.ok()) MTM_WARN("target pid={} ({}): {}", pid, why, st.error().message());
+  }
+}
+
+void Manager::account(const migrate::MoveStats& stats, const std::vector<migrate::MoveRequest>& requests,
+                      migrate::MoveKind kind) {
+  // Requests of one call may span targets; pages are credited to each request's target in
+  // proportion to its share of the call (the mover reports per call).
+  const uint64_t requested = std::max<uint64_t>(1, stats.pagesRequested);
+  for (const auto& r : requests) {
+    auto it = targets_.find(r.pid);
+    if (it == targets_.end()) continue;
+    const double share = double(pagesOf({r})) / double(requested);
+    const auto moved = static_cast<uint64_t>(std::llround(share * double(stats.pagesMoved)));
+    (kind == migrate::MoveKind::Promotion ? it->second.promotedPages : it->second.demotedPages) += moved;
+    it->second.failedPages += static_cast<uint64_t>(std::llround(share * double(stats.pagesFailed())));
+    const int tier = machine_.tiers.tierOfNode(r.toNode);
+    if (tier >= 0)
+      (kind == migrate::MoveKind::Promotion ? tierStats_[tier].promotedInPages : tierStats_[tier].demotedInPages) += moved;
+  }
+  for (const auto& e : stats.errors) MTM_WARN("{}: {}", kindName(kind), e);
+}
+
+IntervalReport Manager::runInterval() {
+  lastReport_ = runIntervalSteps();
+  return lastReport_;
+}
+
+IntervalReport Manager::runIntervalSteps() {
+  last_ = profiler_->runInterval();
+  IntervalReport rep;
+  rep.interval = last_.interval;
+  rep.seconds = last_.seconds;
+  rep.regions = last_.regions.size();
+  rep.profilerCpu = double(last_.cpuNs) / (double(config_.profiler.intervalMs) * 1e6);
+  for (int pid : last_.exited) {
+    if (targets_.erase(pid)) MTM_INFO("target pid={} exited", pid);
+    rep.exited.push_back(pid);
+  }
+  for (auto& [pid, t] : targets_) {
+    std::fill(t.tierBytes.begin(), t.tierBytes.end(), 0);
+    t.hotBytes = 0;
+  }
+  for (const auto& r : last_.regions) {
+    auto it = targets_.find(r.pid);
+    if (it == targets_.end()) continue;
+    if (r.tier >= 0 && static_cast<size_t>(r.tier) < it->second.tierBytes.size()) it->second.tierBytes[r.tier] += r.end - r.start;
+    if (r.hotness >= config_.policy.hotThreshold) it->second.hotBytes += r.end - r.start;
+  }
+  rep.targets = targets_.size();
+
+  if (auto st = config::refreshFreeMemory(machine_.tiers, fs_); !st.ok()) {
+    MTM_WARN("no placement this interval: {}", st.error().message());
+    return rep;
+  }
+  auto plan = policy_->plan(last_, machine_.tiers);
+  std::vector<migrate::MoveRequest> promotions, demotions;
+  for (auto& m : plan.moves) {
+    if (!targets_.count(m.pid)) continue;
+    (m.kind == migrate::MoveKind::Promotion ? promotions : demotions).push_back(std::move(m));
+  }
+  rep.plannedPages = pagesOf(promotions) + pagesOf(demotions);
+  if (rep.plannedPages == 0) return rep;
+  if (config_.migration.dryRun) {
+    for (const auto* list : {&demotions, &promotions})
+      for (const auto& m : *list)
+        MTM_INFO("dry-run {} pid={} range={:#x}-{:#x} to_node={}", kindName(m.kind), m.pid, m.ranges[0].start,
+                 m.ranges[0].end, m.toNode);
+    return rep;
+  }
+  // Demotions first: they make the room the promotions were planned into.
+  for (auto kind : {migrate::MoveKind::Demotion, migrate::MoveKind::Promotion}) {
+    const auto& list = kind == migrate::MoveKind::Promotion ? promotions : demotions;
+    if (list.empty()) continue;
+    const auto stats = mover_->execute(list);
+    account(stats, list, kind);
+    (kind == migrate::MoveKind::Promotion ? rep.promotedPages : rep.demotedPages) += stats.pagesMoved;
+    rep.failedPages += stats.pagesFailed();
+  }
+  MTM_DEBUG("interval={} regions={} planned={} promoted={} demoted={} failed={}", rep.interval, rep.regions,
+            rep.plannedPages, rep.promotedPages, rep.demotedPages, rep.failedPages);
+  return rep;
+}
+
+std::string Manager::residencyLine() const {
+  std::vector<uint64_t> perTier(machine_.tiers.tiers.size(), 0);
+  for (const auto& [pid, t] : targets_)
+    for (size_t i = 0; i < perTier.size() && i < t.tierBytes.size(); ++i) perTier[i] += t.tierBytes[i];
+  std::string line = fmt::format("t={:.0f}s", last_.seconds);
+  for (size_t i = 0; i < perTier.size(); ++i)
+    line += fmt::format(" {}={}", machine_.tiers.tiers[i].name, formatBytes(perTier[i]));
+  return line;
+}
+
+std::string Manager::renderStatus(Format format, uid_t viewer) const {
+  Table tiers({{"tier", "tier"}, {"name", "name"}, {"nodes", "nodes"}, {"capacity_bytes", "capacity[MiB]", 1 << 20},
+               {"free_bytes", "free[MiB]", 1 << 20}, {"managed_bytes", "managed[MiB]", 1 << 20},
+               {"promoted_in_pages", "promoted_in"}, {"demoted_in_pages", "demoted_in"}});
+  std::vector<uint64_t> managed(machine_.tiers.tiers.size(), 0);
+  for (const auto& [pid, t] : targets_)
+    if (viewer == 0 || t.uid == viewer)
+      for (size_t i = 0; i < managed.size() && i < t.tierBytes.size(); ++i) managed[i] += t.tierBytes[i];
+  for (const auto& t : machine_.tiers.tiers)
+    tiers.addRow({int64_t{t.index}, t.name, t.nodes, t.capacityBytes, t.freeBytes, managed[t.index],
+                  tierStats_[t.index].promotedInPages, tierStats_[t.index].demotedInPages});
+
+  std::vector<Column> cols{{"pid", "pid"}, {"comm", "comm"}, {"uid", "uid"}, {"origin", "origin"}, {"hot_bytes", "hot[MiB]", 1 << 20}};
+  for (const auto& t : machine_.tiers.tiers) cols.push_back({t.name + "_bytes", t.name + "[MiB]", 1 << 20});
+  for (Column c : {Column{"promoted_pages", "promoted"}, Column{"demoted_pages", "demoted"}, Column{"failed_pages", "failed"}})
+    cols.push_back(c);
+  Table targets(cols);
+  for (const auto& [pid, t] : targets_) {
+    if (viewer != 0 && t.uid != viewer) continue;
+    std::vector<Cell> row{int64_t{pid}, t.comm, uint64_t{t.uid}, t.origin, t.hotBytes};
+    for (size_t i = 0; i < machine_.tiers.tiers.size(); ++i) row.emplace_back(i < t.tierBytes.size() ? t.tierBytes[i] : 0);
+    for (uint64_t v : {t.promotedPages, t.demotedPages, t.failedPages}) row.emplace_back(v);
+    targets.addRow(std::move(row));
+  }
+  const double cpu = double(last_.cpuNs) / (double(config_.profiler.intervalMs) * 1e6);
+  if (format == Format::Json) {
+    JsonWriter w;
+    w.beginObject();
+    w.key("policy").value(config_.policy.name).key("mover").value(config_.migration.mover);
+    w.key("interval").value(last_.interval).key("seconds").value(last_.seconds);
+    w.key("profiler_cpu").value(cpu).key("profiler_checks").value(last_.checks);
+    w.key("dry_run").value(config_.migration.dryRun);
+    w.key("last_promoted_pages").value(lastReport_.promotedPages).key("last_demoted_pages").value(lastReport_.demotedPages);
+    w.key("tiers");
+    tiers.writeJson(w);
+    w.key("targets");
+    targets.writeJson(w);
+    w.endObject();
+    return w.str();
+  }
+  const double mib = double(migrate::kPageSize) / double(1 << 20);
+  std::string out = fmt::format(
+      "policy {}{}, mover {}, interval {} ({:.0f} s), profiler {:.2f}% of one core, {} target(s)\n"
+      "last interval: promoted {:.1f} MiB, demoted {:.1f} MiB, failed {} pages\n\n",
+      config_.policy.name, config_.migration.dryRun ? " (dry run)" : "", config_.migration.mover, last_.interval,
+      last_.seconds, cpu * 100, targets.rowCount(), double(lastReport_.promotedPages) * mib,
+      double(lastReport_.demotedPages) * mib, lastReport_.failedPages);
+  out += tiers.renderText() + "\n";
+  out += targets.rowCount() ? targets.renderText() : "no managed processes\n";
+  return out;
+}
+
+}  // namespace mtm::daemon

@@ -1,0 +1,94 @@
+// mtmctl attach, detach, status and top: requests to the running mtmd over its control socket.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "ctl/Commands.h"
+#include "mtm/daemon/ControlSocket.h"
+#include "mtm/daemon/SignalFd.h"
+
+namespace mtm::daemon::ctl {
+namespace {
+
+struct DaemonOptions {
+  std::string socket;  // empty: daemon.socket of the effective config
+  int pid = 0;
+  std::string format = "text";
+  double refresh = 1;
+  int count = 0;       // top: refreshes before exiting (0: until interrupted)
+};
+
+Result<std::string> socketPath(const Global& global, const DaemonOptions& o) {
+  if (!o.socket.empty()) return o.socket;
+  auto cfg = effectiveConfig(global);
+  if (!cfg) return std::move(cfg).takeError();
+  return cfg->daemon.socket;
+}
+
+// Sends one request; an unreachable daemon gets a hint about starting it.
+Result<std::string> ask(const Global& global, const DaemonOptions& o, const std::string& request) {
+  auto path = socketPath(global, o);
+  if (!path) return std::move(path).takeError();
+  auto reply = controlRequest(*path, request);
+  if (!reply && (reply.error().errnum() == ENOENT || reply.error().errnum() == ECONNREFUSED))
+    return Error(reply.error().message() + " -- is mtmd running? (systemctl start mtmd, or mtmctl run -- CMD to manage "
+                 "one command without it)");
+  return reply;
+}
+
+int print(const Result<std::string>& reply) {
+  if (!reply) return fail(reply.error().message());
+  std::fputs(reply->c_str(), stdout);
+  return 0;
+}
+
+int runTop(const Global& global, const DaemonOptions& o) {
+  auto signals = SignalFd::open({SIGINT, SIGTERM});
+  if (!signals) return fail(signals.error().message());
+  const bool tty = ::isatty(STDOUT_FILENO);
+  for (int i = 0; o.count == 0 || i < o.count; ++i) {
+    auto reply = ask(global, o, "status text");
+    if (!reply) return fail(reply.error().message());
+    if (tty) std::fputs("\033[H\033[2J", stdout);
+    std::printf("mtmctl top: every %.1f s, Ctrl-C quits\n\n%s", o.refresh, reply->c_str());
+    if (!tty) std::fputs("\n", stdout);
+    std::fflush(stdout);
+    if (o.count != 0 && i + 1 == o.count) break;
+    auto sig = signals->wait(static_cast<int>(o.refresh * 1000));
+    if (sig && *sig != 0) break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void addDaemonCommands(CLI::App& parent, const Global& global, Commands& out) {
+  auto o = std::make_shared<DaemonOptions>();
+  auto socketOption = [&](CLI::App* cmd) {
+    cmd->add_option("--socket", o->socket, "mtmd's control socket (default: daemon.socket of the config)");
+  };
+  auto* attach = parent.add_subcommand("attach", "Ask mtmd to manage a running process (yours, or any as root)");
+  attach->add_option("PID", o->pid, "Process id")->required()->check(CLI::PositiveNumber);
+  socketOption(attach);
+  out.push_back({attach, [&global, o] { return print(ask(global, *o, "attach " + std::to_string(o->pid))); }});
+
+  auto* detach = parent.add_subcommand("detach", "Ask mtmd to stop managing a process (its pages stay where they are)");
+  detach->add_option("PID", o->pid, "Process id")->required()->check(CLI::PositiveNumber);
+  socketOption(detach);
+  out.push_back({detach, [&global, o] { return print(ask(global, *o, "detach " + std::to_string(o->pid))); }});
+
+  auto* status = parent.add_subcommand("status", "What mtmd manages: tiers, processes, residency, migrations, profiler cost");
+  status->add_option("-f,--format", o->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  socketOption(status);
+  out.push_back({status, [&global, o] { return print(ask(global, *o, "status " + o->format)); }});
+
+  auto* top = parent.add_subcommand("top", "A live view of mtmd's status, refreshed until Ctrl-C");
+  top->add_option("-n,--refresh", o->refresh, "Seconds between refreshes (default 1)")->check(CLI::Range(0.1, 3600.0));
+  top->add_option("--count", o->count, "Exit after this many refreshes (default: never)")->check(CLI::NonNegativeNumber);
+  socketOption(top);
+  out.push_back({top, [&global, o] { return runTop(global, *o); }});
+}
+
+}  // namespace mtm::daemon::ctl

@@ -1,0 +1,211 @@
+// mtmctl run -- CMD ARGS: runs a command with its memory managed from its start. The running
+// mtmd manages it when there is one; otherwise a manager embedded in mtmctl (the same code,
+// the effective config) does, for as long as the command runs.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "ctl/Commands.h"
+#include "mtm/Log.h"
+#include "mtm/Parse.h"
+#include "mtm/daemon/ControlSocket.h"
+#include "mtm/daemon/Manager.h"
+#include "mtm/daemon/SignalFd.h"
+#include "mtm/profiler/Recording.h"
+
+namespace mtm::daemon::ctl {
+namespace {
+
+struct RunOptions {
+  std::vector<std::string> command;
+  std::string policy;
+  bool dryRun = false;
+  bool embedded = false;  // do not look for mtmd
+  std::string record;
+  std::string heatmap;
+  bool quiet = false;
+};
+
+// The exit status a shell would report for the child.
+int exitCode(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// Starts the command with every signal unblocked; returns its pid once exec succeeded. The
+// exec's outcome comes back over a close-on-exec pipe: EOF means it ran.
+Result<pid_t> launch(const std::vector<std::string>& command) {
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return Error::fromErrno("pipe", errno);
+  std::vector<char*> argv;
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) return Error::fromErrno("fork", errno);
+  if (pid == 0) {
+    ::close(pipefd[0]);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execvp(argv[0], argv.data());
+    int err = errno;
+    (void)!::write(pipefd[1], &err, sizeof err);
+    ::_exit(127);
+  }
+  ::close(pipefd[1]);
+  int err = 0;
+  ssize_t n;
+  do n = ::read(pipefd[0], &err, sizeof err);
+  while (n < 0 && errno == EINTR);
+  ::close(pipefd[0]);
+  if (n == static_cast<ssize_t>(sizeof err)) {
+    ::waitpid(pid, nullptr, 0);
+    return Error("cannot run \"" + command[0] + "\": " + std::strerror(err), err);
+  }
+  return pid;
+}
+
+int launchFailure(const Error& e) {
+  fail(e.message());
+  return e.errnum() == ENOENT ? 127 : 126;
+}
+
+// mtmd manages it: register, then wait for the command like a shell would.
+int runUnderDaemon(const std::string& socket, const RunOptions& o) {
+  auto pid = launch(o.command);
+  if (!pid) return launchFailure(pid.error());
+  auto reply = controlRequest(socket, "attach " + std::to_string(*pid));
+  if (!reply) {
+    ::kill(*pid, SIGKILL);
+    ::waitpid(*pid, nullptr, 0);
+    return fail("mtmd did not take pid " + std::to_string(*pid) + " (stopped it): " + reply.error().message());
+  }
+  if (!o.quiet) std::fprintf(stderr, "mtm: pid %d managed by mtmd (%s); mtmctl status shows it\n", *pid, socket.c_str());
+  // The terminal's Ctrl-C reaches the command directly; a signal sent to mtmctl is passed on.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_IGN);
+  int status = 0;
+  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return exitCode(status);
+}
+
+std::string summary(const TargetStats& t) {
+  const double mib = double(migrate::kPageSize) / double(1 << 20);
+  return fmt::format("promoted {:.1f} MiB, demoted {:.1f} MiB, {} pages failed", double(t.promotedPages) * mib,
+                     double(t.demotedPages) * mib, t.failedPages);
+}
+
+// No mtmd: this process manages the command until it exits.
+int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
+  if (!o.policy.empty()) cfg.policy.name = o.policy;
+  if (o.dryRun) cfg.migration.dryRun = true;
+  auto machine = inspectMachine(KernelFs(global.kernelRoot), cfg);
+  if (!machine) return fail(machine.error().message());
+  auto signals = SignalFd::open({SIGCHLD, SIGINT, SIGTERM, SIGHUP});
+  if (!signals) return fail(signals.error().message());
+  auto manager = Manager::create(cfg, std::move(*machine));
+  if (!manager) return fail(manager.error().message());
+  auto& m = **manager;
+  std::unique_ptr<profiler::Recorder> recorder;
+  const std::string recordPath = !o.record.empty() ? o.record : !o.heatmap.empty() ? o.heatmap + ".jsonl" : "";
+  if (!recordPath.empty()) {
+    auto r = profiler::Recorder::create(recordPath, cfg.profiler.intervalMs, m.profiler().activeSources());
+    if (!r) return fail(r.error().message());
+    recorder = std::move(*r);
+  }
+  auto pid = launch(o.command);
+  if (!pid) return launchFailure(pid.error());
+  if (auto st = m.attach(*pid, "mtmctl run"); !st.ok()) {
+    ::kill(*pid, SIGKILL);
+    ::waitpid(*pid, nullptr, 0);
+    return fail("cannot manage pid " + std::to_string(*pid) + " (stopped it): " + st.error().message());
+  }
+  if (!o.quiet)
+    std::fprintf(stderr, "mtm: no mtmd running; managing pid %d here (policy %s%s, %zu tiers, interval %u ms)\n", *pid,
+                 cfg.policy.name.c_str(), cfg.migration.dryRun ? ", dry run" : "", m.machine().tiers.tiers.size(),
+                 cfg.profiler.intervalMs);
+
+  TargetStats last;
+  int status = 0;
+  const auto interval = std::chrono::milliseconds(cfg.profiler.intervalMs);
+  auto nextTick = std::chrono::steady_clock::now() + interval;
+  for (;;) {
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(nextTick - std::chrono::steady_clock::now());
+    auto sig = signals->wait(static_cast<int>(std::max<int64_t>(0, wait.count())));
+    if (!sig) return fail(sig.error().message());
+    if (*sig == SIGCHLD) {
+      if (::waitpid(*pid, &status, WNOHANG) == *pid) break;
+      continue;
+    }
+    if (*sig != 0) {
+      ::kill(*pid, *sig);  // passed on; the command decides whether to stop
+      continue;
+    }
+    const auto report = m.runInterval();
+    nextTick = std::max(nextTick + interval, std::chrono::steady_clock::now());
+    if (recorder)
+      if (auto st = recorder->write(m.lastSnapshot()); !st.ok()) return fail(st.error().message());
+    if (auto it = m.targets().find(*pid); it != m.targets().end()) last = it->second;
+    if (!o.quiet)
+      std::fprintf(stderr, "mtm: %s | moved up %.1f MiB, down %.1f MiB | profiler %.2f%%\n", m.residencyLine().c_str(),
+                   double(report.promotedPages) * migrate::kPageSize / double(1 << 20),
+                   double(report.demotedPages) * migrate::kPageSize / double(1 << 20), report.profilerCpu * 100);
+  }
+  recorder.reset();
+  if (!o.quiet) std::fprintf(stderr, "mtm: pid %d exited (status %d); %s\n", *pid, exitCode(status), summary(last).c_str());
+  if (!o.heatmap.empty()) {
+    auto drawn = writeHeatmap(recordPath, o.heatmap, *pid, 128);
+    if (!drawn) fail(drawn.error().message());
+    else if (!o.quiet) std::fprintf(stderr, "mtm: heatmap %s\n", drawn->c_str());
+  }
+  return exitCode(status);
+}
+
+int runCommand(const Global& global, const RunOptions& o) {
+  if (o.quiet) log::get().set_level(spdlog::level::err);
+  auto cfg = effectiveConfig(global);
+  if (!cfg) return fail(cfg.error().message());
+  const bool wantsEmbedded = o.embedded || !o.policy.empty() || o.dryRun || !o.record.empty() || !o.heatmap.empty();
+  if (!wantsEmbedded) {
+    auto pong = controlRequest(cfg->daemon.socket, "ping", std::chrono::seconds(2));
+    if (pong) return runUnderDaemon(cfg->daemon.socket, o);
+    const int err = pong.error().errnum();
+    if (err != ENOENT && err != ECONNREFUSED) return fail(pong.error().message());
+  }
+  return runEmbedded(*cfg, global, o);
+}
+
+}  // namespace
+
+void addRunCommand(CLI::App& parent, const Global& global, Commands& out) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = parent.add_subcommand("run", "Run a command with its memory managed from the start (by mtmd, or embedded)");
+  cmd->add_option("COMMAND", o->command, "The command and its arguments, after --")->required();
+  cmd->add_option("--policy", o->policy, "Policy for an embedded manager: mtm, two_tier or none (implies --embedded)")
+      ->check(CLI::IsMember({"mtm", "two_tier", "none"}));
+  cmd->add_flag("--dry-run", o->dryRun, "Log what would move, move nothing (implies --embedded)");
+  cmd->add_flag("--embedded", o->embedded, "Manage it here even when mtmd runs");
+  cmd->add_option("-r,--record", o->record, "Record every interval to FILE (implies --embedded)");
+  cmd->add_option("--heatmap", o->heatmap, "Draw the run as out.svg or out.png at the end (implies --embedded)");
+  cmd->add_flag("-q,--quiet", o->quiet, "Print nothing but errors (the command's own output is untouched)");
+  cmd->footer("The exit status is the command's (128+N when a signal N ended it; 127: not found).\n"
+              "Examples:\n"
+              "  mtmctl run -- ./my-workload --size 8G\n"
+              "  mtmctl run --policy two_tier --heatmap run.svg -- ./my-workload");
+  out.push_back({cmd, [&global, o] {
+                   if (!o->heatmap.empty() && !(o->heatmap.ends_with(".svg") || o->heatmap.ends_with(".png"))) {
+                     std::fprintf(stderr, "mtmctl: --heatmap: expected a name ending in .svg or .png, got \"%s\"\n",
+                                  o->heatmap.c_str());
+                     return 2;
+                   }
+                   return runCommand(global, *o);
+                 }});
+}
+
+}  // namespace mtm::daemon::ctl

@@ -1,0 +1,224 @@
+// mtmd's control socket, instance lock and systemd notifications, and mtmctl's run, attach,
+// detach, status and top -- real processes on this machine (one tier: nothing needs to move).
+#include <catch2/catch.hpp>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <thread>
+
+#include "ChildProcess.h"
+#include "Run.h"
+
+using mtm::test::bin;
+using mtm::test::ChildProcess;
+using mtm::test::run;
+using mtm::test::TempDir;
+
+namespace {
+
+constexpr int kNobody = 65534;
+
+// A config whose socket and lock live in `dir`, so tests never touch /run/mtm.
+std::string daemonConfig(const TempDir& dir, const std::string& extra = "") {
+  ::chmod(dir.path().c_str(), 0755);  // other users' mtmctl reads the config and reaches the socket
+  return dir.write("mtm.yaml", "daemon:\n  socket: " + dir.path() + "/mtmd.sock\n  lock_file: " + dir.path() +
+                                   "/mtmd.lock\n" + extra);
+}
+
+// Sends raw bytes to the socket and returns everything it answers.
+std::string rawRequest(const std::string& path, const std::string& bytes) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  (void)!::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  ::shutdown(fd, SHUT_WR);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+struct Daemon {
+  TempDir dir;
+  std::string config;
+  std::unique_ptr<ChildProcess> process;
+  explicit Daemon(const std::string& extra = "") : config(daemonConfig(dir, extra)) {
+    process = std::make_unique<ChildProcess>(std::vector<std::string>{bin("mtmd"), "--config", config}, dir.path() + "/log");
+    REQUIRE(process->waitForLog("ready socket="));
+  }
+  std::string socket() const { return dir.path() + "/mtmd.sock"; }
+  mtm::test::RunResult ctl(std::vector<std::string> args) const {
+    args.insert(args.begin(), {bin("mtmctl"), "--config", config});
+    return run(args);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("mtmctl attach, status, detach through mtmd's socket; the target is forgotten when it exits", "[daemon][host]") {
+  Daemon d;
+  ChildProcess sleeper({"/bin/sleep", "30"}, d.dir.path() + "/sleep.log");
+  const std::string pid = std::to_string(sleeper.pid());
+
+  auto attach = d.ctl({"attach", pid});
+  CHECK(attach.exitCode == 0);
+  CHECK(attach.out == "attached pid " + pid + " (sleep)\n");
+  CHECK(d.ctl({"attach", pid}).out == "pid " + pid + " is already managed\n");
+  auto status = d.ctl({"status"});
+  CHECK(status.exitCode == 0);
+  CHECK(status.out.find("\n" + pid + "  sleep ") != std::string::npos);
+  auto json = d.ctl({"status", "--format", "json"});
+  CHECK(json.out.find("{\"pid\":" + pid + ",\"comm\":\"sleep\",\"uid\":0,") != std::string::npos);
+  auto top = d.ctl({"top", "--count", "2", "--refresh", "0.1"});
+  CHECK(top.exitCode == 0);
+  CHECK(top.out.find("mtmctl top: every 0.1 s") != std::string::npos);
+
+  CHECK(d.ctl({"detach", pid}).out == "detached pid " + pid + "\n");
+  auto again = d.ctl({"detach", pid});
+  CHECK(again.exitCode == 1);
+  CHECK(again.err == "mtmctl: pid " + pid + " is not managed (mtmctl status lists the managed processes)\n");
+
+  CHECK(d.ctl({"attach", pid}).exitCode == 0);
+  sleeper.signal(SIGKILL);
+  sleeper.wait();
+  CHECK(d.process->waitForLog("target pid=" + pid + " exited"));
+  CHECK(d.ctl({"status"}).out.find("no managed processes") != std::string::npos);
+}
+
+TEST_CASE("the socket refuses another user's process and malformed requests; mtmd keeps running", "[daemon][host]") {
+  Daemon d;
+  ChildProcess rootSleeper({"/bin/sleep", "30"}, d.dir.path() + "/sleep.log");
+  const std::string pid = std::to_string(rootSleeper.pid());
+  // uid 65534 asks for root's process.
+  ChildProcess nobody({bin("mtmctl"), "--config", d.config, "attach", pid}, d.dir.path() + "/nobody.err", kNobody);
+  CHECK(nobody.wait() == 1);
+  CHECK(mtm::test::readFile(d.dir.path() + "/nobody.err") ==
+        "mtmctl: permission denied: pid " + pid + " belongs to uid 0; uid 65534 may only steer its own processes (or run as root)\n");
+  CHECK(d.process->log().find("refused attach pid=" + pid + " owner_uid=0 from uid=65534") != std::string::npos);
+  // ... but may attach its own, and sees only its own in status.
+  ChildProcess ownSleeper({"/bin/sleep", "30"}, d.dir.path() + "/own.log", kNobody);
+  const std::string own = std::to_string(ownSleeper.pid());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ChildProcess ownAttach({bin("mtmctl"), "--config", d.config, "attach", own}, d.dir.path() + "/own.err", kNobody);
+  CHECK(ownAttach.wait() == 0);
+  CHECK(d.ctl({"attach", pid}).exitCode == 0);  // root may attach anything
+  ChildProcess ownStatus({"/bin/sh", "-c", bin("mtmctl") + " --config " + d.config + " status >&2"}, d.dir.path() + "/st.txt", kNobody);
+  CHECK(ownStatus.wait() == 0);
+  const auto seen = mtm::test::readFile(d.dir.path() + "/st.txt");
+  CHECK(seen.find("\n" + own + "  sleep") != std::string::npos);
+  CHECK(seen.find("\n" + pid + "  sleep") == std::string::npos);
+
+  CHECK(rawRequest(d.socket(), std::string(5000, 'x')) == "error request too long: at most 4096 bytes, ending in a newline\n");
+  CHECK(rawRequest(d.socket(), "bogus 1\n") ==
+        "error unknown request \"bogus 1\" (expected one of: attach PID, detach PID, status text|json, ping)\n");
+  CHECK(rawRequest(d.socket(), "attach -5\n") == "error \"-5\" is not a pid\n");
+  CHECK(rawRequest(d.socket(), "attach 9999999999\n") == "error \"9999999999\" is not a pid\n");
+  CHECK(rawRequest(d.socket(), "attach 4194304\n") == "error pid 4194304 does not exist\n");
+  CHECK(rawRequest(d.socket(), "\n") == "error empty request (expected one of: attach PID, detach PID, status text|json, ping)\n");
+  CHECK(rawRequest(d.socket(), "ping") == "ok\npong\n");  // no newline: the end of the stream ends it
+
+  // A client that connects and says nothing does not hold up the others.
+  int silent = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, d.socket().c_str(), sizeof addr.sun_path - 1);
+  REQUIRE(::connect(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  CHECK(rawRequest(d.socket(), "ping\n") == "ok\npong\n");
+  ::close(silent);
+  CHECK(d.ctl({"status"}).exitCode == 0);
+}
+
+TEST_CASE("one mtmd at a time: a second one names the first and exits 1; kill -9 leaves no stale lock", "[daemon][host]") {
+  auto d = std::make_unique<Daemon>();
+  auto second = run({bin("mtmd"), "--config", d->config});
+  CHECK(second.exitCode == 1);
+  CHECK(second.err.find("another mtmd (pid " + std::to_string(d->process->pid()) + ") holds " + d->dir.path() + "/mtmd.lock; stop it first") !=
+        std::string::npos);
+  d->process->signal(SIGKILL);
+  d->process->wait();
+  ChildProcess restarted({bin("mtmd"), "--config", d->config}, d->dir.path() + "/log2");
+  CHECK(restarted.waitForLog("ready socket="));
+  CHECK(d->ctl({"status"}).exitCode == 0);
+}
+
+TEST_CASE("mtmd tells systemd it is ready, keeps the watchdog fed and says when it stops", "[daemon][host]") {
+  TempDir dir;
+  const std::string notify = dir.path() + "/notify.sock";
+  int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, notify.c_str(), sizeof addr.sun_path - 1);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const auto config = daemonConfig(dir, "profiler:\n  interval_ms: 100\n");
+  ChildProcess d({"/usr/bin/env", "NOTIFY_SOCKET=" + notify, "WATCHDOG_USEC=400000", bin("mtmd"), "--config", config},
+                 dir.path() + "/log");
+  std::string messages;
+  char buf[512];
+  while (messages.find("WATCHDOG=1") == std::string::npos) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    messages += std::string(buf, static_cast<size_t>(n)) + "\n";
+  }
+  CHECK(messages.rfind("READY=1\n", 0) == 0);
+  CHECK(messages.find("WATCHDOG=1") != std::string::npos);
+  d.signal(SIGTERM);
+  CHECK(d.wait() == 0);
+  bool stopping = false;
+  for (ssize_t n; !stopping && (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+    stopping = std::string(buf, static_cast<size_t>(n)) == "STOPPING=1";
+  CHECK(stopping);
+  ::close(fd);
+}
+
+TEST_CASE("mtmctl without a daemon: status says how to start one", "[daemon][host]") {
+  TempDir dir;
+  auto r = run({bin("mtmctl"), "--config", daemonConfig(dir), "status"});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err == "mtmctl: cannot reach mtmd at " + dir.path() +
+                     "/mtmd.sock: No such file or directory -- is mtmd running? (systemctl start mtmd, or mtmctl run -- CMD "
+                     "to manage one command without it)\n");
+}
+
+TEST_CASE("mtmctl run hands the command to mtmd when one runs and returns the command's exit status", "[daemon][host]") {
+  Daemon d;
+  auto r = d.ctl({"run", "--", "/bin/sh", "-c", "sleep 1.5; exit 3"});
+  CHECK(r.exitCode == 3);
+  CHECK(r.err.find(" managed by mtmd (" + d.socket() + ")") != std::string::npos);
+  CHECK(d.process->log().find("origin=\"socket (uid 0)\"") != std::string::npos);
+  auto missing = d.ctl({"run", "--", "/no/such/program"});
+  CHECK(missing.exitCode == 127);
+  CHECK(missing.err == "mtmctl: cannot run \"/no/such/program\": No such file or directory\n");
+}
+
+TEST_CASE("mtmctl run without mtmd manages the command itself and draws a heatmap of it", "[daemon][host]") {
+  TempDir dir;
+  const auto config = daemonConfig(dir);
+  const auto svg = dir.path() + "/run.svg";
+  auto r = run({bin("mtmctl"), "--config", config, "run", "--heatmap", svg, "--", bin("mtm-test-hotset"), "--size", "32M",
+                "--phases", "1", "--phase-seconds", "2.5", "--truth", dir.path() + "/truth.jsonl"});
+  INFO(r.err);
+  CHECK(r.exitCode == 0);
+  CHECK(r.out.find("wrong_pages=0 ") != std::string::npos);
+  CHECK(r.err.find("mtm: no mtmd running; managing pid ") != std::string::npos);
+  CHECK(r.err.find("mtm: t=2s tier0=") != std::string::npos);
+  CHECK(r.err.find(" exited (status 0); promoted 0.0 MiB, demoted 0.0 MiB, 0 pages failed") != std::string::npos);
+  CHECK(mtm::test::readFile(svg).rfind("<svg", 0) == 0);
+  auto signalled = run({bin("mtmctl"), "--config", config, "run", "-q", "--", "/bin/sh", "-c", "kill -TERM $$"});
+  CHECK(signalled.exitCode == 128 + SIGTERM);
+  CHECK(signalled.err.empty());
+  auto badHeatmap = run({bin("mtmctl"), "--config", config, "run", "--heatmap", "x.jpg", "--", "true"});
+  CHECK(badHeatmap.exitCode == 2);
+}

@@ -1,0 +1,16 @@
+// mtmd at work in the VM lab: four tiers, node 0 smaller than the workload, a hot set that moves.
+#include <catch2/catch.hpp>
+
+#include "VmLab.h"
+
+TEST_CASE("mtmd moves a moving hot set into the top tier and the old one down, and survives abuse", "[vm][daemon]") {
+  const std::string dir = mtm::test::sourceDir() + "/tests/vm/";
+  auto r = mtm::test::vmlab({"--nodes", "4", "--node-mem", "256M,512M,512M,768M", "--add", dir + "daemon-e2e.sh:/bin/daemon-e2e",
+                             "--add", dir + "daemon-e2e.yaml:/etc/mtm/mtm.yaml",
+                             // util-linux's setpriv: busybox's cannot change uids
+                             "--add", "/usr/bin/setpriv:/usr/bin/setpriv", "--", "daemon-e2e"});
+  INFO(r.out << r.err);
+  CHECK(r.exitCode == 0);
+  CHECK(r.out.find("PASS daemon-e2e") != std::string::npos);
+  CHECK(r.out.find("wrong_pages=0 ") != std::string::npos);
+}

@@ -1,0 +1,85 @@
+#!/bin/sh
+# Runs inside a 4-node VM-lab guest whose node 0 (the top tier) is smaller than the workload.
+# mtmd manages a workload started with `mtmctl run`, whose 128 MiB hot set jumps to a new,
+# disjoint place every phase; the workload's memory starts in the slowest tier. After each phase
+# change the new hot set must reach the top tier (in phase 0 straight from tier 3) and the old
+# one must leave it for the next lower tier with room -- not the slowest, which always has room;
+# every page is verified at the end. Then the daemon must survive the
+# workload exiting, a SIGHUP with a broken config and kill -9 followed by a restart, and refuse
+# another user's process.
+set -u
+fail() { echo "FAIL: $*"; echo "--- mtmd log"; tail -40 /tmp/mtmd.log; exit 1; }
+config=/etc/mtm/mtm.yaml
+
+start_mtmd() {
+  mtmd --config "$config" ${MTMD_ARGS:-} >> /tmp/mtmd.log 2>&1 &
+  mtmd_pid=$!
+  i=0
+  until mtmctl -c "$config" status > /dev/null 2>&1; do
+    i=$((i + 1)); [ $i -gt 100 ] && fail "mtmd did not come up"; sleep 0.1
+  done
+}
+start_mtmd
+echo "mtmd pid=$mtmd_pid"
+
+numactl --preferred=3 mtmctl -c "$config" run -- mtm-test-hotset --size 512M --hot-fraction 0.25 --pattern sliding \
+  --phases 4 --phase-seconds 25 --truth /tmp/truth.jsonl --ready /tmp/ready > /tmp/run.log 2>&1 &
+run=$!
+i=0
+while [ ! -s /tmp/ready ]; do
+  i=$((i + 1)); [ $i -gt 600 ] && fail "workload not ready: $(cat /tmp/run.log)"; sleep 0.1
+done
+pid=$(sed 's/pid=\([0-9]*\).*/\1/' /tmp/ready)
+mtmctl -c "$config" status | grep -q "^$pid " || fail "pid $pid is not in mtmctl status"
+mtm-placement-watch --pid "$pid" --truth /tmp/truth.jsonl --size 512M --period 1 --label mtm > /tmp/watch.log 2>&1
+wait $run
+rc=$?
+cat /tmp/run.log /tmp/watch.log
+[ $rc -eq 0 ] || fail "mtmctl run exited $rc"
+grep -q "wrong_pages=0 " /tmp/run.log || fail "the workload found corrupted pages"
+# Per phase (columns: phase reaction hot_top old_top old_next old_bottom cold_top): hot_top >= 0.8;
+# from phase 1 on, at most half the old hot set still in the top tier and little of it in the
+# slowest tier (demotion goes one tier down while there is room).
+awk 'NF == 7 && $1 ~ /^[0-9]+$/ {
+       n++
+       if ($3 < 0.8) { print "phase " $1 ": only " $3 " of the hot set in the top tier"; bad = 1 }
+       if ($1 > 0 && $4 > 0.5) { print "phase " $1 ": " $4 " of the old hot set still in the top tier"; bad = 1 }
+       if ($1 > 0 && $6 > 0.2) { print "phase " $1 ": " $6 " of the old hot set went to the slowest tier"; bad = 1 }
+     }
+     END { if (n != 4) { print "expected 4 phases, saw " n; bad = 1 } exit bad }' /tmp/watch.log || fail "placement"
+mtmctl -c "$config" status > /tmp/status.txt || fail "mtmd gone after the workload exited"
+grep -q "no managed processes" /tmp/status.txt || fail "the exited workload is still listed: $(cat /tmp/status.txt)"
+grep -q "promoted_in" /tmp/status.txt || fail "status without tier stats"
+
+# Another user's process is refused; the owner's own is accepted.
+sleep 600 &
+rootsleep=$!
+if /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups mtmctl -c "$config" attach $rootsleep > /tmp/attach.txt 2>&1; then
+  fail "uid 65534 attached root's process: $(cat /tmp/attach.txt)"
+fi
+grep -q "permission denied" /tmp/attach.txt || fail "refusal without a reason: $(cat /tmp/attach.txt)"
+/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups sleep 600 &
+usersleep=$!
+sleep 0.2
+/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups mtmctl -c "$config" attach $usersleep || fail "the owner could not attach its own process"
+/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups mtmctl -c "$config" status | grep -q "^$usersleep " || fail "owner's status"
+/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups mtmctl -c "$config" detach $usersleep || fail "the owner could not detach"
+kill $rootsleep $usersleep
+
+# A broken config on SIGHUP: the daemon keeps the old one and keeps answering.
+cp "$config" /tmp/good.yaml
+echo "policy: {name: nonsense" > "$config"
+kill -HUP $mtmd_pid
+sleep 1
+mtmctl -c /tmp/good.yaml status > /dev/null || fail "mtmd stopped answering after a broken SIGHUP"
+grep -q "reload failed: keeping the previous config" /tmp/mtmd.log || fail "no 'reload failed' in the log"
+cp /tmp/good.yaml "$config"
+
+# kill -9, then a restart: the lock and the socket are taken over.
+kill -9 $mtmd_pid
+wait $mtmd_pid 2>/dev/null
+start_mtmd
+mtmctl -c "$config" status > /dev/null || fail "restart after kill -9"
+kill -TERM $mtmd_pid
+wait $mtmd_pid
+echo "PASS daemon-e2e"

@@ -1,0 +1,161 @@
+// mtm-placement-watch: how well a tiering system places mtm-test-hotset's memory, measured
+// from outside with move_pages(2) queries while the workload runs. Every period it reads
+// the workload's truth file and asks where the pages are: the current hot set, the previous
+// phase's hot set that is no longer hot ("old"), and the rest ("cold"). Per phase: seconds
+// until 80% of the hot set is in the top tier, the fractions in the top tier at the phase's
+// end; over the run: time-weighted fractions and the bytes the kernel migrated.
+//
+//   mtm-placement-watch --pid P --truth FILE --size 512M [--period 0.5] [--json out.json] [--label mtm]
+
+#include <numaif.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "BenchReport.h"
+#include "HotSetScore.h"
+#include "mtm/KernelFs.h"
+#include "mtm/Parse.h"
+#include "mtm/Log.h"
+#include "mtm/config/TierMap.h"
+
+namespace {
+
+using namespace mtm;
+
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kStride = 4;  // query every 4th page of a region: placement is per page, sampled
+
+struct Fractions {
+  double hotTop = 0, oldTop = 0, oldNext = 0, oldBottom = 0, coldTop = 0;
+  std::string byTier;  // "hot 0.9/0.1/0/0 old ..." per tier, for the sample lines
+};
+
+struct PhaseResult {
+  double reaction = -1;  // seconds until hotTop >= 0.8; -1: never
+  Fractions end;
+  double samples = 0;
+};
+
+uint64_t vmstat(const char* key) {
+  std::ifstream in("/proc/vmstat");
+  std::string k;
+  uint64_t v;
+  while (in >> k >> v)
+    if (k == key) return v;
+  return 0;
+}
+
+// Per class of regions, how many sampled pages sit in each tier.
+Result<Fractions> measure(int pid, const bench::HotSetTruth& truth, size_t phase, const config::TierMap& tiers) {
+  std::vector<void*> pages;
+  std::vector<int> cls;  // 0 hot, 1 old, 2 cold
+  const auto& hot = truth.phases[phase].hot;
+  const std::set<uint64_t> none;
+  const auto& prev = phase > 0 ? truth.phases[phase - 1].hot : none;
+  for (uint64_t g = 0; g < truth.granules; ++g) {
+    const int c = hot.count(g) ? 0 : prev.count(g) ? 1 : 2;
+    for (uint64_t off = 0; off < bench::kGranule; off += kPage * kStride) {
+      pages.push_back(reinterpret_cast<void*>(truth.base + g * bench::kGranule + off));
+      cls.push_back(c);
+    }
+  }
+  std::vector<int> status(pages.size(), -1);
+  if (move_pages(pid, pages.size(), pages.data(), nullptr, status.data(), 0) != 0)
+    return Error::fromErrno("move_pages query of pid " + std::to_string(pid), errno);
+  const size_t n = tiers.tiers.size();
+  std::vector<double> count(3, 0), inTier(3 * n, 0);
+  for (size_t i = 0; i < pages.size(); ++i) {
+    const int tier = status[i] < 0 ? -1 : tiers.tierOfNode(status[i]);
+    if (tier < 0) continue;  // not present
+    count[cls[i]] += 1;
+    inTier[cls[i] * n + tier] += 1;
+  }
+  auto frac = [&](int c, size_t tier) { return tier < n && count[c] > 0 ? inTier[c * n + tier] / count[c] : 0.0; };
+  Fractions f{frac(0, 0), frac(1, 0), frac(1, 1), n > 1 ? frac(1, n - 1) : 0.0, frac(2, 0), ""};
+  for (int c = 0; c < 3; ++c) {
+    f.byTier += c == 0 ? " hot" : c == 1 ? " old" : " cold";
+    for (size_t t = 0; t < n; ++t) f.byTier += (t ? "/" : " ") + fmt::format("{:.2f}", frac(c, t));
+  }
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mtm-placement-watch: where a running mtm-test-hotset's hot and cold memory is, over time"};
+  int pid = 0;
+  std::string truthFile, json, label = "run", sizeText = "512M";
+  double period = 0.5;
+  app.add_option("--pid", pid, "The workload's pid")->required();
+  app.add_option("--truth", truthFile, "Its truth file")->required();
+  app.add_option("--size", sizeText, "Its --size");
+  app.add_option("--period", period, "Seconds between samples")->check(CLI::Range(0.05, 60.0));
+  app.add_option("--json", json, "Write the per-phase table as JSON");
+  app.add_option("--label", label, "Name of the system under test, for the title");
+  CLI11_PARSE(app, argc, argv);
+  auto size = parseSize(sizeText);
+  if (!size) {
+    std::fprintf(stderr, "--size: %s\n", size.error().message().c_str());
+    return 2;
+  }
+  KernelFs fs("/");
+  auto topo = config::discoverTopology(fs);
+  if (!topo) return std::fprintf(stderr, "%s\n", topo.error().message().c_str()), 1;
+  auto tiers = config::buildTierMap(*topo, config::TiersConfig{});
+  if (!tiers) return std::fprintf(stderr, "%s\n", tiers.error().message().c_str()), 1;
+
+  bench::HotSetTruth truth;
+  truth.granules = *size / bench::kGranule;
+  const uint64_t migratedBefore = vmstat("pgmigrate_success");
+  std::vector<PhaseResult> phases;
+  double weighted[2] = {}, weight = 0;
+  std::printf("# %s: t phase since hot_top old_top old_next cold_top, then each class by tier\n", label.c_str());
+  while (::kill(pid, 0) == 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(period));
+    truth.update(truthFile);
+    if (truth.phases.empty()) continue;
+    const double now = bench::monotonicSeconds();
+    const size_t phase = truth.phases.size() - 1;
+    auto f = measure(pid, truth, phase, *tiers);
+    if (!f) {
+      if (::kill(pid, 0) != 0) break;
+      std::fprintf(stderr, "%s\n", f.error().message().c_str());
+      return 1;
+    }
+    phases.resize(phase + 1);
+    auto& p = phases[phase];
+    const double since = now - truth.phases[phase].start;
+    if (p.reaction < 0 && f->hotTop >= 0.8) p.reaction = since;
+    p.end = *f;
+    p.samples += 1;
+    weighted[0] += f->hotTop;
+    weighted[1] += f->coldTop;
+    weight += 1;
+    std::printf("%8.1f %2zu %6.1f %6.3f %6.3f %6.3f %6.3f  %s\n", now - truth.phases[0].start, phase, since, f->hotTop,
+                f->oldTop, f->oldNext, f->coldTop, f->byTier.c_str());
+    std::fflush(stdout);
+  }
+  const double migratedMiB = double(vmstat("pgmigrate_success") - migratedBefore) * kPage / double(1 << 20);
+  bench::BenchReport report("placement of mtm-test-hotset under " + label,
+                            {{"phase", "", 6, 0}, {"reaction", "s", 9, 1}, {"hot_top", "", 8, 3}, {"old_top", "", 8, 3},
+                             {"old_next", "", 9, 3}, {"old_bottom", "", 11, 3}, {"cold_top", "", 9, 3}});
+  report.note("reaction: seconds from the phase change until 80% of the new hot set is in the top tier (-1: never)");
+  report.note("at the phase's last sample: fractions in the top tier of the hot set, of the previous phase's hot set");
+  report.note("(old; old_next, old_bottom: in the second and in the slowest tier) and of the rest (cold)");
+  for (size_t i = 0; i < phases.size(); ++i)
+    report.row({}, {double(i), phases[i].reaction, phases[i].end.hotTop, phases[i].end.oldTop, phases[i].end.oldNext,
+                    phases[i].end.oldBottom, phases[i].end.coldTop});
+  char line[256];
+  std::snprintf(line, sizeof line, "summary: hot_top_avg=%.3f cold_top_avg=%.3f migrated_mib=%.1f samples=%.0f",
+                weight ? weighted[0] / weight : 0, weight ? weighted[1] / weight : 0, migratedMiB, weight);
+  report.footer(line);
+  if (!json.empty()) report.writeJson(json);
+  return 0;
+}
