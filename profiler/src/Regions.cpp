@@ -225,13 +225,15 @@ void RegionSet::splitAndMerge(RegionStats& stats) {
     }
     out.push_back(r);
   }
-  // Merge: adjacent, contiguous, both settled (age >= 2), hotness closer than merge_difference.
+  // Merge: adjacent, contiguous, both settled (age >= 2), hotness closer than merge_difference,
+  // and on the same node as far as the checks tell: a region's placement stays one place, so a
+  // policy moving it moves what it meant to.
   std::vector<Region> merged;
   merged.reserve(out.size());
   for (auto& r : out) {
     if (!merged.empty()) {
       Region& p = merged.back();
-      if (p.end == r.start && p.age >= 2 && r.age >= 2 && p.huge == r.huge &&
+      if (p.end == r.start && p.age >= 2 && r.age >= 2 && p.huge == r.huge && (p.node == r.node || p.node < 0 || r.node < 0) &&
           std::fabs(p.hotness - r.hotness) < config_.mergeDifference &&
           std::fabs(p.lastFraction - r.lastFraction) < config_.mergeDifference) {
         const double wp = double(p.size()), wr = double(r.size());

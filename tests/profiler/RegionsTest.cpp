@@ -130,3 +130,26 @@ TEST_CASE("DAMON-style range observations weigh in by fraction", "[regions]") {
   rs.endInterval();
   CHECK(rs.regions().front().hotness == Approx(0.75));
 }
+
+TEST_CASE("cold neighbours on different nodes stay apart: a region is in one place", "[regions]") {
+  config::ProfilerConfig cfg;
+  cfg.maxRegions = 2;
+  RegionSet rs(cfg);
+  rs.rebuild({vma(kB, kB + 32 * kM)});
+  cfg.maxRegions = 64;
+  touch(rs, kB, kB + 16 * kM, true);
+  touch(rs, kB + 16 * kM, kB + 32 * kM, false);
+  rs.endInterval();
+  REQUIRE(rs.regions().size() == 2);
+  // Both cold from now on, the first half's pages on node 0, the second's on node 3.
+  for (int i = 0; i < 8; ++i) {
+    for (int k = 0; k < 16; ++k) {
+      rs.observe(kB + k * kM, false, 0);
+      rs.observe(kB + 16 * kM + k * kM, false, 3);
+    }
+    rs.endInterval();
+  }
+  REQUIRE(rs.regions().size() == 2);
+  CHECK(rs.regions()[0].node == 0);
+  CHECK(rs.regions()[1].node == 3);
+}

@@ -4,15 +4,17 @@
 # disjoint place every phase; the workload's memory starts in the slowest tier. After each phase
 # change the new hot set must reach the top tier (in phase 0 straight from tier 3) and the old
 # one must leave it for the next lower tier with room -- not the slowest, which always has room;
-# every page is verified at the end. Then the daemon must survive the
-# workload exiting, a SIGHUP with a broken config and kill -9 followed by a restart, and refuse
-# another user's process.
+# every page is verified at the end. mtmd runs with the systemd unit's capabilities only. Then
+# the daemon must survive the workload exiting, a SIGHUP with a broken config and kill -9
+# followed by a restart, and refuse another user's process.
 set -u
 fail() { echo "FAIL: $*"; echo "--- mtmd log"; tail -40 /tmp/mtmd.log; exit 1; }
 config=/etc/mtm/mtm.yaml
 
+# mtmd runs as mtmd.service runs it: root with only the unit's capability bounding set.
 start_mtmd() {
-  mtmd --config "$config" ${MTMD_ARGS:-} >> /tmp/mtmd.log 2>&1 &
+  /usr/bin/setpriv --no-new-privs --inh-caps=-all --bounding-set=-all,+sys_ptrace,+sys_nice,+bpf,+perfmon \
+    mtmd --config "$config" ${MTMD_ARGS:-} >> /tmp/mtmd.log 2>&1 &
   mtmd_pid=$!
   i=0
   until mtmctl -c "$config" status > /dev/null 2>&1; do
@@ -20,7 +22,8 @@ start_mtmd() {
   done
 }
 start_mtmd
-echo "mtmd pid=$mtmd_pid"
+echo "mtmd pid=$mtmd_pid $(grep CapEff /proc/$mtmd_pid/status)"
+grep -q "source=ebpf_abit available=yes" /tmp/mtmd.log || fail "the BPF source did not load with the unit's capabilities"
 
 numactl --preferred=3 mtmctl -c "$config" run -- mtm-test-hotset --size 512M --hot-fraction 0.25 --pattern sliding \
   --phases 4 --phase-seconds 25 --truth /tmp/truth.jsonl --ready /tmp/ready > /tmp/run.log 2>&1 &

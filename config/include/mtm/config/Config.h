@@ -49,7 +49,7 @@ struct PolicyConfig {
   double hotThreshold = 0.5;             // hotness at or above which a region is hot
   double coldThreshold = 0.1;            // hotness at or below which a region may be demoted
   double promoteMargin = 0.1;            // hysteresis: promotion needs hot_threshold + margin
-  uint32_t cooldownS = 30;               // a region that moved stays put this long
+  uint32_t cooldownS = 10;               // a region that moved stays put this long
   double thpSplitSkew = 0.5;             // split a THP when its subpages' hotness varies more
   double thpCollapseSkew = 0.1;          // re-collapse when it varies less than this
   bool operator==(const PolicyConfig&) const = default;

@@ -1,0 +1,73 @@
+#!/bin/sh
+# Runs inside a VM-lab guest (tools/bench-placement): the same mtm-test-hotset workload three
+# times, its memory starting in the slowest tier, placed by (1) mtm (mtmctl run, the embedded
+# default config), (2) the kernel's own tiering (numa_balancing=2 with demotion_enabled), and
+# (3) DAMON-based tiering (DAMOS migrate_hot to node 0, migrate_cold to node 1), each measured
+# from outside by mtm-placement-watch. Writes /out/placement-<arm>.txt and a comparison.
+#   placement-arms SIZE HOT_FRACTION PHASES PHASE_SECONDS
+set -u
+size=$1 frac=$2 phases=$3 secs=$4
+workload="mtm-test-hotset --size $size --hot-fraction $frac --pattern sliding --phases $phases --phase-seconds $secs --truth /tmp/truth.jsonl --ready /tmp/ready"
+
+run_arm() {  # name, then the command that starts the workload
+  name=$1; shift
+  rm -f /tmp/ready /tmp/truth.jsonl
+  "$@" > /tmp/$name.log 2>&1 &
+  starter=$!
+  i=0
+  while [ ! -s /tmp/ready ]; do i=$((i + 1)); [ $i -gt 600 ] && { echo "$name: workload not ready"; cat /tmp/$name.log; exit 1; }; sleep 0.1; done
+  pid=$(sed 's/pid=\([0-9]*\).*/\1/' /tmp/ready)
+  [ "$name" = damos ] && damos_start "$pid"
+  mtm-placement-watch --pid "$pid" --truth /tmp/truth.jsonl --size "$size" --period 1 --label "$name" \
+    --json "/out/placement-$name.json" > "/out/placement-$name.txt" 2>&1
+  wait $starter
+  [ "$name" = damos ] && damos_stop
+  grep -q "wrong_pages=0 " /tmp/$name.log || { echo "$name: the workload found corrupted pages"; cat /tmp/$name.log; exit 1; }
+  grep -A20 "reaction  hot_top" "/out/placement-$name.txt"
+}
+
+d=/sys/kernel/mm/damon/admin
+damos_start() {
+  echo 1 > $d/kdamonds/nr_kdamonds
+  k=$d/kdamonds/0
+  echo 1 > $k/contexts/nr_contexts
+  c=$k/contexts/0
+  echo vaddr > $c/operations
+  # 20 ms sampling, 200 ms aggregation: the cost mtm-bench-profile found comparable to mtm's.
+  echo 20000 > $c/monitoring_attrs/intervals/sample_us
+  echo 200000 > $c/monitoring_attrs/intervals/aggr_us
+  echo 1000000 > $c/monitoring_attrs/intervals/update_us
+  echo 1 > $c/targets/nr_targets
+  echo "$1" > $c/targets/0/pid_target
+  echo 2 > $c/schemes/nr_schemes
+  for s in 0 1; do
+    p=$c/schemes/$s
+    echo 0 > $p/access_pattern/sz/min; echo 18446744073709551615 > $p/access_pattern/sz/max
+    echo 1000 > $p/quotas/reset_interval_ms
+    echo $((256 << 20)) > $p/quotas/bytes
+  done
+  # Hot: accessed in at least 3 of the 10 samples of an aggregation -> node 0.
+  echo migrate_hot > $c/schemes/0/action; echo 0 > $c/schemes/0/target_nid
+  echo 3 > $c/schemes/0/access_pattern/nr_accesses/min; echo 10 > $c/schemes/0/access_pattern/nr_accesses/max
+  echo 0 > $c/schemes/0/access_pattern/age/min; echo 4294967295 > $c/schemes/0/access_pattern/age/max
+  # Cold: not accessed for 5 aggregations (1 s) -> node 1.
+  echo migrate_cold > $c/schemes/1/action; echo 1 > $c/schemes/1/target_nid
+  echo 0 > $c/schemes/1/access_pattern/nr_accesses/min; echo 0 > $c/schemes/1/access_pattern/nr_accesses/max
+  echo 5 > $c/schemes/1/access_pattern/age/min; echo 4294967295 > $c/schemes/1/access_pattern/age/max
+  echo on > $k/state || { echo "damos: kdamond did not start"; exit 1; }
+}
+damos_stop() {
+  echo off > $d/kdamonds/0/state 2>/dev/null
+  echo 0 > $d/kdamonds/nr_kdamonds
+}
+
+echo "# mtm (mtmctl run, embedded default config)"
+run_arm mtm numactl --preferred=3 mtmctl run --embedded -q -- $workload
+echo "# kernel tiering (numa_balancing=2, demotion_enabled=1)"
+echo 2 > /proc/sys/kernel/numa_balancing
+echo 1 > /sys/kernel/mm/numa/demotion_enabled
+run_arm kernel numactl --preferred=3 $workload
+echo 0 > /proc/sys/kernel/numa_balancing
+echo 0 > /sys/kernel/mm/numa/demotion_enabled
+echo "# DAMON-based tiering (DAMOS migrate_hot -> node 0, migrate_cold -> node 1)"
+run_arm damos numactl --preferred=3 $workload
