@@ -117,10 +117,19 @@ std::optional<uid_t> Manager::ownerOf(int pid) const {
 }
 
 void Manager::attachConfigTargets() {
+  std::set<int> failed;
   for (const auto& [pid, why] : matchConfigTargets(config_.targets, fs_)) {
     if (targets_.count(pid) || detached_.count(pid)) continue;
-    if (auto st = attach(pid, why); !st.ok()) MTM_WARN("target pid={} ({}): {}", pid, why, st.error().message());
+    if (unattachable_.count(pid)) {  // said once; tried again only after it stops matching
+      failed.insert(pid);
+      continue;
+    }
+    if (auto st = attach(pid, why); !st.ok()) {
+      MTM_WARN("target pid={} ({}) not managed: {}", pid, why, st.error().message());
+      failed.insert(pid);
+    }
   }
+  unattachable_ = std::move(failed);
 }
 
 void Manager::account(const migrate::MoveStats& stats, const std::vector<migrate::MoveRequest>& requests,

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <filesystem>
 #include <cstring>
 #include <thread>
 
@@ -221,4 +222,17 @@ TEST_CASE("mtmctl run without mtmd manages the command itself and draws a heatma
   CHECK(signalled.err.empty());
   auto badHeatmap = run({bin("mtmctl"), "--config", config, "run", "--heatmap", "x.jpg", "--", "true"});
   CHECK(badHeatmap.exitCode == 2);
+}
+
+TEST_CASE("mtmd picks up the processes its config names by command, also ones that start later", "[daemon][host]") {
+  TempDir bins;
+  const std::string sleeper = bins.path() + "/mtm-cfg-sleep";
+  std::filesystem::copy_file("/bin/sleep", sleeper);
+  std::filesystem::permissions(sleeper, std::filesystem::perms::owner_all);
+  Daemon d("targets:\n  commands: [mtm-cfg-sleep]\nprofiler:\n  interval_ms: 200\n");
+  ChildProcess late({sleeper, "30"}, d.dir.path() + "/late.log");
+  CHECK(d.process->waitForLog("attach pid=" + std::to_string(late.pid()) + " comm=mtm-cfg-sleep uid=0 origin=\"command mtm-cfg-sleep\""));
+  CHECK(d.ctl({"detach", std::to_string(late.pid())}).exitCode == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // three intervals: not attached again
+  CHECK(d.ctl({"status"}).out.find("no managed processes") != std::string::npos);
 }

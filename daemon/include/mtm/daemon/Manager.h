@@ -103,6 +103,7 @@ class Manager {
   std::unique_ptr<migrate::Mover> mover_;
   std::map<int, TargetStats> targets_;
   std::set<int> detached_;            // detached by request: the config does not bring them back
+  std::set<int> unattachable_;        // config matches that could not be attached (warned once)
   std::vector<TierStats> tierStats_;
   profiler::Snapshot last_;
   IntervalReport lastReport_;
