@@ -54,9 +54,12 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
   if (tiers.tiers.size() < 2) return plan;
   const auto& pc = config_.policy;
   const uint64_t cooldown = std::max<uint64_t>(1, uint64_t{pc.cooldownS} * 1000 / std::max<uint32_t>(1, config_.profiler.intervalMs));
-  auto cooling = [&](const profiler::RegionInfo& r) {
-    auto it = movedAt_.find({r.pid, r.start});
-    return it != movedAt_.end() && snap.interval < it->second + cooldown;
+  // Within the cooldown a region stays put -- unless its last move arrived and it now goes on
+  // in the same direction (tier 3 -> 1 while tier 0 was full, then 1 -> 0): that is no ping-pong.
+  auto cooling = [&](const profiler::RegionInfo& r, migrate::MoveKind kind) {
+    auto it = lastMove_.find({r.pid, r.start});
+    if (it == lastMove_.end() || snap.interval >= it->second.interval + cooldown) return false;
+    return !(it->second.kind == kind && r.tier == it->second.toTier);
   };
   uint64_t budget = config_.migration.maxPagesPerInterval;
   Room room(tiers);
@@ -75,7 +78,7 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
     room.move(from, to, r.end - r.start);
     plan.moves.push_back(request(r, tiers.tiers[to], kind));
     planned[i] = true;
-    movedAt_[{r.pid, r.start}] = snap.interval;
+    lastMove_[{r.pid, r.start}] = {snap.interval, kind, static_cast<int>(to)};
     return true;
   };
   // The coldest movable regions of `tier`, coldest first.
@@ -83,7 +86,9 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
     std::vector<size_t> out;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const auto& r = snap.regions[*it];
-      if (static_cast<size_t>(r.tier) == tier && !planned[*it] && r.hotness <= pc.coldThreshold && !cooling(r)) out.push_back(*it);
+      if (static_cast<size_t>(r.tier) == tier && !planned[*it] && r.hotness <= pc.coldThreshold &&
+          !cooling(r, migrate::MoveKind::Demotion))
+        out.push_back(*it);
     }
     return out;
   };
@@ -109,7 +114,7 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
   for (size_t i : order) {
     const auto& r = snap.regions[i];
     if (r.hotness < pc.hotThreshold + pc.promoteMargin) break;
-    if (r.tier <= 0 || planned[i] || cooling(r)) continue;
+    if (r.tier <= 0 || planned[i] || cooling(r, migrate::MoveKind::Promotion)) continue;
     const uint64_t size = r.end - r.start;
     for (size_t to = 0; to < static_cast<size_t>(r.tier); ++to) {
       if (room.spare(to) < static_cast<int64_t>(size)) demote(to, static_cast<int64_t>(size) - room.spare(to));

@@ -142,3 +142,28 @@ TEST_CASE("two_tier moves only between the top tier and the next", "[policy]") {
   CHECK(plan.moves[0].toNode == 0);
   CHECK(plan.moves[1].toNode == 1);
 }
+
+TEST_CASE("the cooldown stops ping-pong, not a promotion that goes on up once it arrived", "[policy]") {
+  MtmPolicy p(cfg());
+  profiler::Snapshot s;
+  s.interval = 10;
+  // Tier 0 has no room: the hot region goes from tier 3 to tier 1.
+  s.regions = {region(0, 8, 0.9, 3)};
+  auto full = tiers({{1024, 0}, {1024, 512}, {1024, 512}, {1024, 512}});
+  auto plan = p.plan(s, full);
+  REQUIRE(plan.moves.size() == 1);
+  CHECK(plan.moves[0].toNode == 1);
+  // It arrived in tier 1 and tier 0 has room now: up again at once, inside the cooldown.
+  s.interval = 11;
+  s.regions[0].node = s.regions[0].tier = 1;
+  plan = p.plan(s, tiers({{1024, 512}, {1024, 512}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 1);
+  CHECK(plan.moves[0].toNode == 0);
+  // Now in tier 0 and suddenly cold, with tier 0 short of room: it may not go down yet.
+  s.interval = 12;
+  s.regions[0].node = s.regions[0].tier = 0;
+  s.regions[0].hotness = 0.0;
+  CHECK(p.plan(s, tiers({{1024, 10}, {1024, 512}, {1024, 512}, {1024, 512}})).moves.empty());
+  s.interval = 14;  // the 3 s cooldown is over
+  REQUIRE(p.plan(s, tiers({{1024, 10}, {1024, 512}, {1024, 512}, {1024, 512}})).moves.size() == 1);
+}

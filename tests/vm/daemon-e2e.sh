@@ -25,7 +25,7 @@ start_mtmd
 echo "mtmd pid=$mtmd_pid $(grep CapEff /proc/$mtmd_pid/status)"
 grep -q "source=ebpf_abit available=yes" /tmp/mtmd.log || fail "the BPF source did not load with the unit's capabilities"
 
-numactl --preferred=3 mtmctl -c "$config" run -- mtm-test-hotset --size 512M --hot-fraction 0.25 --pattern sliding \
+mtmctl -c "$config" run -- mtm-test-hotset --size 512M --hot-fraction 0.25 --pattern sliding --start-node 3 \
   --phases 4 --phase-seconds 25 --truth /tmp/truth.jsonl --ready /tmp/ready > /tmp/run.log 2>&1 &
 run=$!
 i=0

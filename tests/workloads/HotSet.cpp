@@ -6,9 +6,14 @@
 // truth file, with its start time and hot region indices. Each page carries a check word that
 // is verified at the end: "wrong_pages=N", exit status 1 when N > 0.
 //
+// --start-node N places every page on node N first (mbind MPOL_BIND while it is touched, then
+// back to the default policy, so that NUMA balancing and other tiering systems may move it).
+//
 //   mtm-test-hotset --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding]
-//                   --phases 4 --phase-seconds 5 --truth /tmp/truth.jsonl [--ready /tmp/ready]
+//                   [--start-node N] --phases 4 --phase-seconds 5 --truth /tmp/truth.jsonl
+//                   [--ready /tmp/ready]
 
+#include <numaif.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -57,6 +62,7 @@ int main(int argc, char** argv) {
   double hotFraction = 0.1, phaseSeconds = 5;
   int phases = 4;
   std::string truth, ready, pattern = "random";
+  int startNode = -1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? argv[++i] : (std::fprintf(stderr, "%s needs a value\n", a.c_str()), std::exit(2), ""); };
@@ -67,9 +73,10 @@ int main(int argc, char** argv) {
     else if (a == "--phase-seconds") phaseSeconds = std::atof(next());
     else if (a == "--truth") truth = next();
     else if (a == "--pattern") pattern = next();
+    else if (a == "--start-node") startNode = std::atoi(next());
     else if (a == "--ready") ready = next();
     else {
-      std::fprintf(stderr, "usage: %s --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding] --phases 4 --phase-seconds 5 --truth FILE [--ready FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding] [--start-node N] --phases 4 --phase-seconds 5 --truth FILE [--ready FILE]\n", argv[0]);
       return 2;
     }
   }
@@ -86,9 +93,21 @@ int main(int argc, char** argv) {
   }
   auto* base = reinterpret_cast<volatile char*>((reinterpret_cast<uintptr_t>(raw) + kRegion - 1) & ~(kRegion - 1));
   madvise(const_cast<char*>(base), size, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  if (startNode >= 0) {
+    unsigned long mask[16] = {};
+    mask[startNode / 64] = 1ul << (startNode % 64);
+    if (startNode >= 1024 || mbind(const_cast<char*>(base), size, MPOL_BIND, mask, 1024, 0) != 0) {
+      std::perror("mbind --start-node");
+      return 1;
+    }
+  }
   for (uint64_t off = 0; off < size; off += kPage) {  // everything resident, with its check word
     base[off] = 1;
     *reinterpret_cast<volatile uint64_t*>(base + off + kCheckOffset) = checkWord(off / kPage);
+  }
+  if (startNode >= 0 && mbind(const_cast<char*>(base), size, MPOL_DEFAULT, nullptr, 0, 0) != 0) {
+    std::perror("mbind MPOL_DEFAULT");
+    return 1;
   }
 
   signal(SIGTERM, onSignal);

@@ -125,7 +125,8 @@ int main(int argc, char** argv) {
     const size_t phase = truth.phases.size() - 1;
     auto f = measure(pid, truth, phase, *tiers);
     if (!f) {
-      if (::kill(pid, 0) != 0) break;
+      // An exited process reads as ESRCH, or as EINVAL (no mm) while it waits to be reaped.
+      if (::kill(pid, 0) != 0 || f.error().errnum() == ESRCH || f.error().errnum() == EINVAL) break;
       std::fprintf(stderr, "%s\n", f.error().message().c_str());
       return 1;
     }

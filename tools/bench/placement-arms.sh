@@ -2,12 +2,14 @@
 # Runs inside a VM-lab guest (tools/bench-placement): the same mtm-test-hotset workload three
 # times, its memory starting in the slowest tier, placed by (1) mtm (mtmctl run, the embedded
 # default config), (2) the kernel's own tiering (numa_balancing=2 with demotion_enabled), and
-# (3) DAMON-based tiering (DAMOS migrate_hot to node 0, migrate_cold to node 1), each measured
+# (3) DAMON-based tiering (DAMOS migrate_hot to node 0, migrate_cold to node 1; Linux 6.12
+# supports these actions on physical addresses only, so DAMON monitors all of memory, where the
+# workload is nearly the only user), each measured
 # from outside by mtm-placement-watch. Writes /out/placement-<arm>.txt and a comparison.
 #   placement-arms SIZE HOT_FRACTION PHASES PHASE_SECONDS
 set -u
 size=$1 frac=$2 phases=$3 secs=$4
-workload="mtm-test-hotset --size $size --hot-fraction $frac --pattern sliding --phases $phases --phase-seconds $secs --truth /tmp/truth.jsonl --ready /tmp/ready"
+workload="mtm-test-hotset --size $size --hot-fraction $frac --pattern sliding --start-node 3 --phases $phases --phase-seconds $secs --truth /tmp/truth.jsonl --ready /tmp/ready"
 
 run_arm() {  # name, then the command that starts the workload
   name=$1; shift
@@ -17,7 +19,7 @@ run_arm() {  # name, then the command that starts the workload
   i=0
   while [ ! -s /tmp/ready ]; do i=$((i + 1)); [ $i -gt 600 ] && { echo "$name: workload not ready"; cat /tmp/$name.log; exit 1; }; sleep 0.1; done
   pid=$(sed 's/pid=\([0-9]*\).*/\1/' /tmp/ready)
-  [ "$name" = damos ] && damos_start "$pid"
+  [ "$name" = damos ] && damos_start
   mtm-placement-watch --pid "$pid" --truth /tmp/truth.jsonl --size "$size" --period 1 --label "$name" \
     --json "/out/placement-$name.json" > "/out/placement-$name.txt" 2>&1
   wait $starter
@@ -32,13 +34,21 @@ damos_start() {
   k=$d/kdamonds/0
   echo 1 > $k/contexts/nr_contexts
   c=$k/contexts/0
-  echo vaddr > $c/operations
+  echo paddr > $c/operations
   # 20 ms sampling, 200 ms aggregation: the cost mtm-bench-profile found comparable to mtm's.
   echo 20000 > $c/monitoring_attrs/intervals/sample_us
   echo 200000 > $c/monitoring_attrs/intervals/aggr_us
   echo 1000000 > $c/monitoring_attrs/intervals/update_us
+  # The biggest System RAM block of /proc/iomem (6.12 monitors nothing without a region).
+  best=0
+  for range in $(sed -n 's/^ *\([0-9a-f]*\)-\([0-9a-f]*\) : System RAM$/\1-\2/p' /proc/iomem); do
+    lo=$((0x${range%-*})) hi=$((0x${range#*-} + 1))
+    [ $((hi - lo)) -gt $best ] && best=$((hi - lo)) start=$lo end=$hi
+  done
   echo 1 > $c/targets/nr_targets
-  echo "$1" > $c/targets/0/pid_target
+  echo 1 > $c/targets/0/regions/nr_regions
+  echo $start > $c/targets/0/regions/0/start
+  echo $end > $c/targets/0/regions/0/end
   echo 2 > $c/schemes/nr_schemes
   for s in 0 1; do
     p=$c/schemes/$s
@@ -62,12 +72,12 @@ damos_stop() {
 }
 
 echo "# mtm (mtmctl run, embedded default config)"
-run_arm mtm numactl --preferred=3 mtmctl run --embedded -q -- $workload
+run_arm mtm mtmctl run --embedded -q -- $workload
 echo "# kernel tiering (numa_balancing=2, demotion_enabled=1)"
 echo 2 > /proc/sys/kernel/numa_balancing
 echo 1 > /sys/kernel/mm/numa/demotion_enabled
-run_arm kernel numactl --preferred=3 $workload
+run_arm kernel $workload
 echo 0 > /proc/sys/kernel/numa_balancing
 echo 0 > /sys/kernel/mm/numa/demotion_enabled
 echo "# DAMON-based tiering (DAMOS migrate_hot -> node 0, migrate_cold -> node 1)"
-run_arm damos numactl --preferred=3 $workload
+run_arm damos $workload

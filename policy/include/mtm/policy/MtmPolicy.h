@@ -18,7 +18,12 @@ class MtmPolicy final : public Policy {
 
  private:
   const config::Config config_;
-  std::map<std::pair<int, uint64_t>, uint64_t> movedAt_;  // (pid, start) -> interval it last moved
+  struct LastMove {
+    uint64_t interval = 0;
+    migrate::MoveKind kind = migrate::MoveKind::Manual;
+    int toTier = -1;
+  };
+  std::map<std::pair<int, uint64_t>, LastMove> lastMove_;  // (pid, start) -> its last planned move
 };
 
 // The "two_tier" baseline: hot regions below the top tier move up, cold ones in it move to the
