@@ -71,8 +71,10 @@ damos_stop() {
   echo 0 > $d/kdamonds/nr_kdamonds
 }
 
-echo "# mtm (mtmctl run, embedded default config)"
-run_arm mtm mtmctl run --embedded -q -- $workload
+cfg=""
+[ -f /etc/mtm/bench.yaml ] && cfg="-c /etc/mtm/bench.yaml"
+echo "# mtm (mtmctl run, ${cfg:-embedded default config})"
+run_arm mtm mtmctl $cfg run --embedded -q -- $workload
 echo "# kernel tiering (numa_balancing=2, demotion_enabled=1)"
 echo 2 > /proc/sys/kernel/numa_balancing
 echo 1 > /sys/kernel/mm/numa/demotion_enabled
