@@ -23,7 +23,7 @@ SignalFd::~SignalFd() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Result<int> SignalFd::wait(int timeoutMs) {
+Result<int> SignalFd::wait(int timeoutMs, pid_t* sender) {
   pollfd p{fd_, POLLIN, 0};
   int n = ::poll(&p, 1, timeoutMs);
   if (n < 0 && errno == EINTR) return 0;
@@ -33,6 +33,7 @@ Result<int> SignalFd::wait(int timeoutMs) {
   ssize_t r = ::read(fd_, &info, sizeof info);
   if (r < 0 && errno == EAGAIN) return 0;
   if (r != static_cast<ssize_t>(sizeof info)) return Error::fromErrno("read signalfd", errno);
+  if (sender) *sender = static_cast<pid_t>(info.ssi_pid);
   return static_cast<int>(info.ssi_signo);
 }
 

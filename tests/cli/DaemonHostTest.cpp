@@ -236,3 +236,12 @@ TEST_CASE("mtmd picks up the processes its config names by command, also ones th
   std::this_thread::sleep_for(std::chrono::milliseconds(600));  // three intervals: not attached again
   CHECK(d.ctl({"status"}).out.find("no managed processes") != std::string::npos);
 }
+
+TEST_CASE("mtmctl run passes a SIGTERM sent to it on to the command and returns the command's status", "[daemon][host]") {
+  TempDir dir;
+  ChildProcess ctl({bin("mtmctl"), "--config", daemonConfig(dir), "run", "--", "/bin/sleep", "30"}, dir.path() + "/err");
+  REQUIRE(ctl.waitForLog("managing pid "));
+  ctl.signal(SIGTERM);
+  CHECK(ctl.wait() == 128 + SIGTERM);
+  CHECK(ctl.log().find("exited (status 143)") != std::string::npos);
+}

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "ctl/Commands.h"
 #include "mtm/Log.h"
@@ -76,8 +77,38 @@ int launchFailure(const Error& e) {
   return e.errnum() == ENOENT ? 127 : 126;
 }
 
-// mtmd manages it: register, then wait for the command like a shell would.
+// Waits for the command like a shell would, calling onTick every `interval` (0: never). A signal
+// another process sends mtmctl is passed on; the terminal's (sent by the kernel) already reached
+// the command, which shares mtmctl's process group, so it is not sent twice.
+Result<int> supervise(pid_t pid, SignalFd& signals, std::chrono::milliseconds interval, const std::function<Status()>& onTick) {
+  auto nextTick = std::chrono::steady_clock::now() + interval;
+  for (;;) {
+    int timeout = -1;
+    if (interval.count() > 0)
+      timeout = static_cast<int>(std::max<int64_t>(
+          0, std::chrono::ceil<std::chrono::milliseconds>(nextTick - std::chrono::steady_clock::now()).count()));
+    pid_t sender = 0;
+    auto sig = signals.wait(timeout, &sender);
+    if (!sig) return std::move(sig).takeError();
+    if (*sig == SIGCHLD) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) return exitCode(status);
+      continue;
+    }
+    if (*sig != 0) {
+      if (sender != 0) ::kill(pid, *sig);  // the command decides whether to stop
+      continue;
+    }
+    if (interval.count() == 0) continue;
+    nextTick = std::max(nextTick + interval, std::chrono::steady_clock::now());
+    if (auto st = onTick(); !st.ok()) return std::move(st).takeError();
+  }
+}
+
+// mtmd manages it: register, then wait.
 int runUnderDaemon(const std::string& socket, const RunOptions& o) {
+  auto signals = SignalFd::open({SIGCHLD, SIGINT, SIGTERM, SIGHUP});
+  if (!signals) return fail(signals.error().message());
   auto pid = launch(o.command);
   if (!pid) return launchFailure(pid.error());
   auto reply = controlRequest(socket, "attach " + std::to_string(*pid));
@@ -87,12 +118,9 @@ int runUnderDaemon(const std::string& socket, const RunOptions& o) {
     return fail("mtmd did not take pid " + std::to_string(*pid) + " (stopped it): " + reply.error().message());
   }
   if (!o.quiet) std::fprintf(stderr, "mtm: pid %d managed by mtmd (%s); mtmctl status shows it\n", *pid, socket.c_str());
-  // The terminal's Ctrl-C reaches the command directly; a signal sent to mtmctl is passed on.
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_IGN);
-  int status = 0;
-  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return exitCode(status);
+  auto code = supervise(*pid, *signals, std::chrono::milliseconds(0), [] { return Status(); });
+  if (!code) return fail(code.error().message());
+  return *code;
 }
 
 std::string summary(const TargetStats& t) {
@@ -132,39 +160,26 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
                  cfg.profiler.intervalMs);
 
   TargetStats last;
-  int status = 0;
-  const auto interval = std::chrono::milliseconds(cfg.profiler.intervalMs);
-  auto nextTick = std::chrono::steady_clock::now() + interval;
-  for (;;) {
-    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(nextTick - std::chrono::steady_clock::now());
-    auto sig = signals->wait(static_cast<int>(std::max<int64_t>(0, wait.count())));
-    if (!sig) return fail(sig.error().message());
-    if (*sig == SIGCHLD) {
-      if (::waitpid(*pid, &status, WNOHANG) == *pid) break;
-      continue;
-    }
-    if (*sig != 0) {
-      ::kill(*pid, *sig);  // passed on; the command decides whether to stop
-      continue;
-    }
+  auto code = supervise(*pid, *signals, std::chrono::milliseconds(cfg.profiler.intervalMs), [&]() -> Status {
     const auto report = m.runInterval();
-    nextTick = std::max(nextTick + interval, std::chrono::steady_clock::now());
     if (recorder)
-      if (auto st = recorder->write(m.lastSnapshot()); !st.ok()) return fail(st.error().message());
+      if (auto st = recorder->write(m.lastSnapshot()); !st.ok()) return st;
     if (auto it = m.targets().find(*pid); it != m.targets().end()) last = it->second;
     if (!o.quiet)
       std::fprintf(stderr, "mtm: %s | moved up %.1f MiB, down %.1f MiB | profiler %.2f%%\n", m.residencyLine().c_str(),
                    double(report.promotedPages) * migrate::kPageSize / double(1 << 20),
                    double(report.demotedPages) * migrate::kPageSize / double(1 << 20), report.profilerCpu * 100);
-  }
+    return {};
+  });
+  if (!code) return fail(code.error().message());
   recorder.reset();
-  if (!o.quiet) std::fprintf(stderr, "mtm: pid %d exited (status %d); %s\n", *pid, exitCode(status), summary(last).c_str());
+  if (!o.quiet) std::fprintf(stderr, "mtm: pid %d exited (status %d); %s\n", *pid, *code, summary(last).c_str());
   if (!o.heatmap.empty()) {
     auto drawn = writeHeatmap(recordPath, o.heatmap, *pid, 128);
     if (!drawn) fail(drawn.error().message());
     else if (!o.quiet) std::fprintf(stderr, "mtm: heatmap %s\n", drawn->c_str());
   }
-  return exitCode(status);
+  return *code;
 }
 
 int runCommand(const Global& global, const RunOptions& o) {

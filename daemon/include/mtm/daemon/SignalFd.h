@@ -2,6 +2,8 @@
 // Signals as events: the listed signals are blocked and read from a signalfd in the event
 // loop, never handled asynchronously.
 
+#include <sys/types.h>
+
 #include <csignal>
 #include <initializer_list>
 
@@ -18,8 +20,9 @@ class SignalFd {
   ~SignalFd();
 
   int fd() const { return fd_; }
-  // Waits up to timeoutMs (-1: forever) for a signal; 0 when none came.
-  Result<int> wait(int timeoutMs);
+  // Waits up to timeoutMs (-1: forever) for a signal; 0 when none came. `sender` gets the pid
+  // that sent it (0: the kernel, e.g. the terminal's Ctrl-C).
+  Result<int> wait(int timeoutMs, pid_t* sender = nullptr);
 
  private:
   explicit SignalFd(int fd) : fd_(fd) {}
