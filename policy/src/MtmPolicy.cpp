@@ -81,22 +81,30 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
     lastMove_[{r.pid, r.start}] = {snap.interval, kind, static_cast<int>(to)};
     return true;
   };
-  // The coldest movable regions of `tier`, coldest first.
-  auto coldestOf = [&](size_t tier) {
+  // The movable regions of `tier` at or below hotness `limit`, coldest first, and their bytes.
+  auto coldestOf = [&](size_t tier, double limit, uint64_t& bytes) {
     std::vector<size_t> out;
+    bytes = 0;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const auto& r = snap.regions[*it];
-      if (static_cast<size_t>(r.tier) == tier && !planned[*it] && r.hotness <= pc.coldThreshold &&
-          !cooling(r, migrate::MoveKind::Demotion))
+      if (static_cast<size_t>(r.tier) == tier && !planned[*it] && r.hotness <= limit &&
+          !cooling(r, migrate::MoveKind::Demotion)) {
         out.push_back(*it);
+        bytes += r.end - r.start;
+      }
     }
     return out;
   };
-  // Slow demotion: push cold regions of `tier` one tier down (to the next tier with room)
-  // until `bytes` are freed; returns what was freed.
-  auto demote = [&](size_t tier, int64_t bytes) {
+  // Slow demotion: push regions of `tier` at or below hotness `limit`, coldest first, one tier
+  // down (to the next tier with room) until `bytes` are freed; returns what was freed. With
+  // `wholeOrNothing` nothing moves when the candidates cannot free that much (making room for a
+  // promotion: a partial eviction would not make it).
+  auto demote = [&](size_t tier, int64_t bytes, double limit, bool wholeOrNothing) {
     int64_t freed = 0;
-    for (size_t i : coldestOf(tier)) {
+    uint64_t available = 0;
+    const auto candidates = coldestOf(tier, limit, available);
+    if (wholeOrNothing && static_cast<int64_t>(available) < bytes) return freed;
+    for (size_t i : candidates) {
       if (freed >= bytes) break;
       const uint64_t size = snap.regions[i].end - snap.regions[i].start;
       for (size_t down = tier + 1; down < tiers.tiers.size(); ++down) {
@@ -110,14 +118,16 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
   };
 
   // Fast promotion: hot regions in lower tiers, hottest first, straight to the fastest tier
-  // with room -- making room there by demoting its coldest regions if needed.
+  // with room -- making room there, if needed, by demoting its coldest regions: cold ones, or
+  // any that the global ranking puts at least promote_margin below the region coming in.
   for (size_t i : order) {
     const auto& r = snap.regions[i];
     if (r.hotness < pc.hotThreshold + pc.promoteMargin) break;
     if (r.tier <= 0 || planned[i] || cooling(r, migrate::MoveKind::Promotion)) continue;
     const uint64_t size = r.end - r.start;
     for (size_t to = 0; to < static_cast<size_t>(r.tier); ++to) {
-      if (room.spare(to) < static_cast<int64_t>(size)) demote(to, static_cast<int64_t>(size) - room.spare(to));
+      if (room.spare(to) < static_cast<int64_t>(size))
+        demote(to, static_cast<int64_t>(size) - room.spare(to), std::max(pc.coldThreshold, r.hotness - pc.promoteMargin), true);
       if (room.spare(to) >= static_cast<int64_t>(size)) {
         take(i, static_cast<size_t>(r.tier), to, migrate::MoveKind::Promotion);
         break;
@@ -126,7 +136,7 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
   }
   // Watermarks: a tier short of free memory sheds its coldest regions one tier down.
   for (size_t t = 0; t + 1 < tiers.tiers.size(); ++t)
-    if (room.excess(t) > 0) demote(t, room.excess(t));
+    if (room.excess(t) > 0) demote(t, room.excess(t), pc.coldThreshold, false);
   return plan;
 }
 

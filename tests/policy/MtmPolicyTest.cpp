@@ -167,3 +167,25 @@ TEST_CASE("the cooldown stops ping-pong, not a promotion that goes on up once it
   s.interval = 14;  // the 3 s cooldown is over
   REQUIRE(p.plan(s, tiers({{1024, 10}, {1024, 512}, {1024, 512}, {1024, 512}})).moves.size() == 1);
 }
+
+TEST_CASE("one global ranking: a hot region displaces a warm one from the top tier, never a near-equal one", "[policy]") {
+  MtmPolicy p(cfg());
+  profiler::Snapshot s;
+  // Tier 0 is short of room, holding a warm region (0.4, above cold_threshold); a 0.9 region
+  // waits in tier 2.
+  s.regions = {region(0, 64, 0.4, 0), region(100, 64, 0.9, 2)};
+  auto plan = p.plan(s, tiers({{1024, 30}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 2);
+  CHECK(plan.moves[0].kind == migrate::MoveKind::Demotion);
+  CHECK(plan.moves[0].ranges[0].start == s.regions[0].start);
+  CHECK(plan.moves[0].toNode == 1);
+  CHECK(plan.moves[1].toNode == 0);
+  // A resident as hot as the newcomer but for less than promote_margin stays; the newcomer goes
+  // to the fastest tier with room instead.
+  MtmPolicy q(cfg());
+  s.regions = {region(0, 64, 0.85, 0), region(100, 64, 0.9, 2)};
+  plan = q.plan(s, tiers({{1024, 30}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 1);
+  CHECK(plan.moves[0].kind == migrate::MoveKind::Promotion);
+  CHECK(plan.moves[0].toNode == 1);
+}
