@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "mtm/Log.h"
@@ -98,17 +99,21 @@ Snapshot Profiler::runInterval() {
   const uint64_t cpu0 = nowNs(CLOCK_THREAD_CPUTIME_ID);
   Snapshot snap;
   snap.interval = interval_++;
-  uint64_t totalBytes = 0;
-  for (auto& [pid, t] : targets_) totalBytes += t.regions->bytes();
   const uint64_t budget = controller_.checks();
   std::vector<int> gone;
+  // The address spaces may have changed: read them again (cheap next to the checks), then share
+  // the checks by size.
+  for (auto& [pid, t] : targets_)
+    if (auto st = refreshLayout(pid, t); !st.ok()) gone.push_back(pid);
+  double totalBytes = 0;
+  for (auto& [pid, t] : targets_)
+    if (std::find(gone.begin(), gone.end(), pid) == gone.end()) totalBytes += double(t.regions->bytes());
   for (auto& [pid, t] : targets_) {
-    // The address space may have changed: read it again (cheap next to the checks).
-    if (auto st = refreshLayout(pid, t); !st.ok()) {
-      gone.push_back(pid);
-      continue;
-    }
-    const uint64_t share = totalBytes ? budget * t.regions->bytes() / totalBytes : 0;
+    if (std::find(gone.begin(), gone.end(), pid) != gone.end()) continue;
+    // In floating point: budget x bytes overflows 64 bits for terabyte reservations (ASan's
+    // shadow, JVM and Go heaps).
+    const uint64_t share =
+        totalBytes > 0 ? std::min<uint64_t>(budget, static_cast<uint64_t>(double(budget) * double(t.regions->bytes()) / totalBytes)) : 0;
     bool alive = true;
     for (auto* s : t.sources) {
       auto spent = s->observe(pid, *t.regions, share);
