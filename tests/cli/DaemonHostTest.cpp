@@ -67,7 +67,7 @@ struct Daemon {
 
 }  // namespace
 
-TEST_CASE("mtmctl attach, status, detach through mtmd's socket; the target is forgotten when it exits", "[daemon][host]") {
+TEST_CASE("mtmctl attach, status, detach through mtmd's socket -- the target is forgotten when it exits", "[daemon][host]") {
   Daemon d;
   ChildProcess sleeper({"/bin/sleep", "30"}, d.dir.path() + "/sleep.log");
   const std::string pid = std::to_string(sleeper.pid());
@@ -97,7 +97,7 @@ TEST_CASE("mtmctl attach, status, detach through mtmd's socket; the target is fo
   CHECK(d.ctl({"status"}).out.find("no managed processes") != std::string::npos);
 }
 
-TEST_CASE("the socket refuses another user's process and malformed requests; mtmd keeps running", "[daemon][host]") {
+TEST_CASE("the socket refuses another user's process and malformed requests -- mtmd keeps running", "[daemon][host]") {
   Daemon d;
   ChildProcess rootSleeper({"/bin/sleep", "30"}, d.dir.path() + "/sleep.log");
   const std::string pid = std::to_string(rootSleeper.pid());
@@ -140,7 +140,7 @@ TEST_CASE("the socket refuses another user's process and malformed requests; mtm
   CHECK(d.ctl({"status"}).exitCode == 0);
 }
 
-TEST_CASE("one mtmd at a time: a second one names the first and exits 1; kill -9 leaves no stale lock", "[daemon][host]") {
+TEST_CASE("one mtmd at a time: a second one names the first and exits 1 -- kill -9 leaves no stale lock", "[daemon][host]") {
   auto d = std::make_unique<Daemon>();
   auto second = run({bin("mtmd"), "--config", d->config});
   CHECK(second.exitCode == 1);

@@ -146,7 +146,7 @@ TEST_CASE("per-page errors are counted by reason", "[mover]") {
   CHECK(st.pagesMoved + st.pagesFailed() == st.pagesRequested);
 }
 
-TEST_CASE("a range partly outside every VMA counts the rest as EFAULT; wholly outside is an error", "[mover]") {
+TEST_CASE("a range partly outside every VMA counts the rest as EFAULT -- wholly outside is an error", "[mover]") {
   Setup s(4 * 4096);
   s.kernel.map(kBase, 4 * 4096, 0);
   auto st = s.move({request(0, 8 * 4096, 1)});

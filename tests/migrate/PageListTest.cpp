@@ -45,7 +45,7 @@ TEST_CASE("a THP covered partly moves whole, or is listed for splitting", "[page
   CHECK(split.entries.front().addr == kB + kM);
 }
 
-TEST_CASE("overlapping ranges list each page once; unmapped parts are counted", "[pagelist]") {
+TEST_CASE("overlapping ranges list each page once -- unmapped parts are counted", "[pagelist]") {
   std::vector<Vma> vmas{anon(kB, kB + 10 * 4096), anon(kB + 20 * 4096, kB + 30 * 4096)};
   auto list = buildPageList({{kB + 5 * 4096, kB + 25 * 4096}, {kB, kB + 8 * 4096}}, vmas, {}, false);
   CHECK(list.entries.size() == 10 + 5);

@@ -49,7 +49,7 @@ TEST_CASE("heatmaps render as SVG and as a valid PNG", "[heatmap]") {
   CHECK(png.substr(png.size() - 8, 4) == "IEND");
 }
 
-TEST_CASE("recordings read back what was written; a bad file names its line", "[heatmap]") {
+TEST_CASE("recordings read back what was written -- a bad file names its line", "[heatmap]") {
   mtm::test::TempDir dir;
   const std::string path = dir.path() + "/p.jsonl";
   {

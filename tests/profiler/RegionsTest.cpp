@@ -57,7 +57,7 @@ TEST_CASE("hotness decays, confidence counts checks, node follows the votes", "[
   CHECK(rs.regions()[0].confidence < 17);
 }
 
-TEST_CASE("a region whose halves disagree splits; settled similar neighbours merge", "[regions]") {
+TEST_CASE("a region whose halves disagree splits -- settled similar neighbours merge", "[regions]") {
   config::ProfilerConfig cfg;
   cfg.maxRegions = 2;  // one 32 MiB region to start
   RegionSet rs(cfg);
