@@ -144,11 +144,22 @@ void Manager::account(const migrate::MoveStats& stats, const std::vector<migrate
     const auto moved = static_cast<uint64_t>(std::llround(share * double(stats.pagesMoved)));
     (kind == migrate::MoveKind::Promotion ? it->second.promotedPages : it->second.demotedPages) += moved;
     it->second.failedPages += static_cast<uint64_t>(std::llround(share * double(stats.pagesFailed())));
+    for (const auto& [err, pages] : stats.failed)
+      if (auto n = static_cast<uint64_t>(std::llround(share * double(pages)))) it->second.failedByErrno[err] += n;
     const int tier = machine_.tiers.tierOfNode(r.toNode);
     if (tier >= 0)
       (kind == migrate::MoveKind::Promotion ? tierStats_[tier].promotedInPages : tierStats_[tier].demotedInPages) += moved;
   }
   for (const auto& e : stats.errors) MTM_WARN("{}: {}", kindName(kind), e);
+}
+
+std::string describeFailures(const std::map<int, uint64_t>& failedByErrno) {
+  std::vector<std::pair<uint64_t, int>> byCount;
+  for (const auto& [err, pages] : failedByErrno) byCount.emplace_back(pages, err);
+  std::sort(byCount.rbegin(), byCount.rend());
+  std::string out;
+  for (const auto& [pages, err] : byCount) out += (out.empty() ? "" : ", ") + migrate::errnoName(err) + " " + std::to_string(pages);
+  return out;
 }
 
 IntervalReport Manager::runInterval() {
@@ -236,7 +247,8 @@ std::string Manager::renderStatus(Format format, uid_t viewer) const {
 
   std::vector<Column> cols{{"pid", "pid"}, {"comm", "comm"}, {"uid", "uid"}, {"origin", "origin"}, {"hot_bytes", "hot[MiB]", 1 << 20}};
   for (const auto& t : machine_.tiers.tiers) cols.push_back({t.name + "_bytes", t.name + "[MiB]", 1 << 20});
-  for (Column c : {Column{"promoted_pages", "promoted"}, Column{"demoted_pages", "demoted"}, Column{"failed_pages", "failed"}})
+  for (Column c : {Column{"promoted_pages", "promoted"}, Column{"demoted_pages", "demoted"}, Column{"failed_pages", "failed"},
+                   Column{"failed_why", "why"}})
     cols.push_back(c);
   Table targets(cols);
   for (const auto& [pid, t] : targets_) {
@@ -244,6 +256,8 @@ std::string Manager::renderStatus(Format format, uid_t viewer) const {
     std::vector<Cell> row{int64_t{pid}, t.comm, uint64_t{t.uid}, t.origin, t.hotBytes};
     for (size_t i = 0; i < machine_.tiers.tiers.size(); ++i) row.emplace_back(i < t.tierBytes.size() ? t.tierBytes[i] : 0);
     for (uint64_t v : {t.promotedPages, t.demotedPages, t.failedPages}) row.emplace_back(v);
+    const std::string why = describeFailures(t.failedByErrno);
+    row.emplace_back(why.empty() ? Cell() : Cell(why));
     targets.addRow(std::move(row));
   }
   const double cpu = double(last_.cpuNs) / (double(config_.profiler.intervalMs) * 1e6);

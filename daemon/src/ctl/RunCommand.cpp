@@ -125,8 +125,9 @@ int runUnderDaemon(const std::string& socket, const RunOptions& o) {
 
 std::string summary(const TargetStats& t) {
   const double mib = double(migrate::kPageSize) / double(1 << 20);
-  return fmt::format("promoted {:.1f} MiB, demoted {:.1f} MiB, {} pages failed", double(t.promotedPages) * mib,
-                     double(t.demotedPages) * mib, t.failedPages);
+  const std::string why = describeFailures(t.failedByErrno);
+  return fmt::format("promoted {:.1f} MiB, demoted {:.1f} MiB, {} pages failed{}", double(t.promotedPages) * mib,
+                     double(t.demotedPages) * mib, t.failedPages, why.empty() ? "" : " (" + why + ")");
 }
 
 // No mtmd: this process manages the command until it exits.

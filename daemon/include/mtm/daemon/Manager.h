@@ -35,7 +35,11 @@ struct TargetStats {
   uint64_t promotedPages = 0;         // 4 KiB pages, totals since attach
   uint64_t demotedPages = 0;
   uint64_t failedPages = 0;
+  std::map<int, uint64_t> failedByErrno;  // errno -> pages (EBUSY, ENOMEM, EACCES, ...)
 };
+
+// "ENOMEM 300, EBUSY 12" (most first); "" when nothing failed.
+std::string describeFailures(const std::map<int, uint64_t>& failedByErrno);
 
 struct TierStats {
   uint64_t promotedInPages = 0;       // pages moved into this tier, by reason
