@@ -47,6 +47,22 @@ migrate::MoveRequest request(const profiler::RegionInfo& r, const config::Tier& 
   return m;
 }
 
+// The same, and when the kernel finds the whole tier full (ENOMEM: the free memory the plan
+// was made with has gone, or the region's pages were not all where the profiler saw them), the
+// tiers after it toward the region's own, in order: still the fastest tier with room for a
+// promotion, the next lower one with room for a demotion.
+migrate::MoveRequest requestWithTierFallback(const profiler::RegionInfo& r, const config::TierMap& tiers, size_t to,
+                                             migrate::MoveKind kind) {
+  migrate::MoveRequest m = request(r, tiers.tiers[to], kind);
+  const size_t from = static_cast<size_t>(r.tier);
+  if (kind == migrate::MoveKind::Promotion)
+    for (size_t t = to + 1; t < from; ++t) m.fallbackNodes.insert(m.fallbackNodes.end(), tiers.tiers[t].nodes.begin(), tiers.tiers[t].nodes.end());
+  else
+    for (size_t t = to + 1; t < tiers.tiers.size(); ++t)
+      m.fallbackNodes.insert(m.fallbackNodes.end(), tiers.tiers[t].nodes.begin(), tiers.tiers[t].nodes.end());
+  return m;
+}
+
 }  // namespace
 
 Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tiers) {
@@ -76,7 +92,7 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
     if (pages > budget) return false;
     budget -= pages;
     room.move(from, to, r.end - r.start);
-    plan.moves.push_back(request(r, tiers.tiers[to], kind));
+    plan.moves.push_back(requestWithTierFallback(r, tiers, to, kind));
     planned[i] = true;
     lastMove_[{r.pid, r.start}] = {snap.interval, kind, static_cast<int>(to)};
     return true;

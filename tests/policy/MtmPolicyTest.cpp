@@ -189,3 +189,21 @@ TEST_CASE("one global ranking: a hot region displaces a warm one from the top ti
   CHECK(plan.moves[0].kind == migrate::MoveKind::Promotion);
   CHECK(plan.moves[0].toNode == 1);
 }
+
+TEST_CASE("when the kernel finds a tier full, a move falls back to the next tier on its way, never past it", "[policy]") {
+  MtmPolicy p(cfg());
+  profiler::Snapshot s;
+  s.regions = {region(0, 8, 0.9, 3), region(100, 8, 0.0, 0)};
+  // Tier 0 needs to shed (watermark) and has room for the promotion after that.
+  auto plan = p.plan(s, tiers({{1024, 40}, {1024, 512}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 2);
+  for (const auto& m : plan.moves) {
+    if (m.kind == migrate::MoveKind::Promotion) {
+      CHECK(m.toNode == 0);
+      CHECK(m.fallbackNodes == std::vector<int>{1, 2});  // up to, not including, its own tier 3
+    } else {
+      CHECK(m.toNode == 1);
+      CHECK(m.fallbackNodes == std::vector<int>{2, 3});
+    }
+  }
+}

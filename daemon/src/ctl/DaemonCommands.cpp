@@ -1,9 +1,9 @@
 // mtmctl attach, detach, status and top: requests to the running mtmd over its control socket.
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <thread>
 
 #include "ctl/Commands.h"
 #include "mtm/daemon/ControlSocket.h"
