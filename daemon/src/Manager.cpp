@@ -1,9 +1,8 @@
 #include "mtm/daemon/Manager.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "mtm/Json.h"
 #include "mtm/Log.h"
@@ -14,12 +13,6 @@
 
 namespace mtm::daemon {
 namespace {
-
-uint64_t monotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
 
 uint64_t pagesOf(const std::vector<migrate::MoveRequest>& requests) {
   uint64_t n = 0;
@@ -34,9 +27,7 @@ const char* kindName(migrate::MoveKind kind) {
 
 }  // namespace
 
-Manager::Manager(const config::Config& config, Machine machine) : config_(config), machine_(std::move(machine)) {
-  startNs_ = monotonicNs();
-}
+Manager::Manager(const config::Config& config, Machine machine) : config_(config), machine_(std::move(machine)) {}
 
 Result<std::unique_ptr<Manager>> Manager::create(const config::Config& config, Machine machine) {
   std::unique_ptr<Manager> m(new Manager(config, std::move(machine)));
@@ -46,7 +37,6 @@ Result<std::unique_ptr<Manager>> Manager::create(const config::Config& config, M
 
 Status Manager::build() {
   if (auto st = config::refreshFreeMemory(machine_.tiers, fs_); !st.ok()) return st;
-  tierStats_.assign(machine_.tiers.tiers.size(), {});
   auto prof = profiler::Profiler::create(config_, &machine_.tiers);
   if (!prof) return std::move(prof).takeError().context("starting the profiler");
   auto pol = Registry<policy::Policy>::create(config_.policy.name, {config_});
@@ -59,6 +49,7 @@ Status Manager::build() {
   profiler_ = std::move(*prof);
   policy_ = std::move(*pol);
   mover_ = std::move(*mov);
+  tierStats_.assign(machine_.tiers.tiers.size(), {});
   std::string sources;
   for (const auto& s : profiler_->activeSources()) sources += (sources.empty() ? "" : ",") + s;
   MTM_INFO("manager policy={} mover={} sources={} interval_ms={} budget={:.2f}%", config_.policy.name,
@@ -68,9 +59,15 @@ Status Manager::build() {
 }
 
 Status Manager::reconfigure(const config::Config& config, Machine machine) {
-  config_ = config;
-  machine_ = std::move(machine);
-  if (auto st = build(); !st.ok()) return st;
+  config::Config oldConfig = std::exchange(config_, config);
+  Machine oldMachine = std::exchange(machine_, std::move(machine));
+  if (auto st = build(); !st.ok()) {
+    // build() replaces nothing until every part is built: the old profiler, policy and mover
+    // still run, with the config and machine they were built for.
+    config_ = std::move(oldConfig);
+    machine_ = std::move(oldMachine);
+    return st;
+  }
   for (auto it = targets_.begin(); it != targets_.end();) {
     if (auto st = profiler_->addTarget(it->first); !st.ok()) {
       MTM_WARN("target pid={} dropped after reload: {}", it->first, st.error().message());
@@ -92,7 +89,6 @@ Status Manager::attach(int pid, const std::string& origin) {
   t.uid = id->realUid;
   t.comm = id->comm;
   t.origin = origin;
-  t.attachedAt = double(monotonicNs() - startNs_) / 1e9;
   t.tierBytes.assign(machine_.tiers.tiers.size(), 0);
   targets_.emplace(pid, std::move(t));
   detached_.erase(pid);
@@ -223,10 +219,16 @@ IntervalReport Manager::runIntervalSteps() {
   return rep;
 }
 
-std::string Manager::residencyLine() const {
+std::vector<uint64_t> Manager::tierTotals(uid_t viewer) const {
   std::vector<uint64_t> perTier(machine_.tiers.tiers.size(), 0);
   for (const auto& [pid, t] : targets_)
-    for (size_t i = 0; i < perTier.size() && i < t.tierBytes.size(); ++i) perTier[i] += t.tierBytes[i];
+    if (viewer == 0 || t.uid == viewer)
+      for (size_t i = 0; i < perTier.size() && i < t.tierBytes.size(); ++i) perTier[i] += t.tierBytes[i];
+  return perTier;
+}
+
+std::string Manager::residencyLine() const {
+  const auto perTier = tierTotals(0);
   std::string line = fmt::format("t={:.0f}s", last_.seconds);
   for (size_t i = 0; i < perTier.size(); ++i)
     line += fmt::format(" {}={}", machine_.tiers.tiers[i].name, formatBytes(perTier[i]));
@@ -237,10 +239,7 @@ std::string Manager::renderStatus(Format format, uid_t viewer) const {
   Table tiers({{"tier", "tier"}, {"name", "name"}, {"nodes", "nodes"}, {"capacity_bytes", "capacity[MiB]", 1 << 20},
                {"free_bytes", "free[MiB]", 1 << 20}, {"managed_bytes", "managed[MiB]", 1 << 20},
                {"promoted_in_pages", "promoted_in"}, {"demoted_in_pages", "demoted_in"}});
-  std::vector<uint64_t> managed(machine_.tiers.tiers.size(), 0);
-  for (const auto& [pid, t] : targets_)
-    if (viewer == 0 || t.uid == viewer)
-      for (size_t i = 0; i < managed.size() && i < t.tierBytes.size(); ++i) managed[i] += t.tierBytes[i];
+  const auto managed = tierTotals(viewer);
   for (const auto& t : machine_.tiers.tiers)
     tiers.addRow({int64_t{t.index}, t.name, t.nodes, t.capacityBytes, t.freeBytes, managed[t.index],
                   tierStats_[t.index].promotedInPages, tierStats_[t.index].demotedInPages});
@@ -260,7 +259,7 @@ std::string Manager::renderStatus(Format format, uid_t viewer) const {
     row.emplace_back(why.empty() ? Cell() : Cell(why));
     targets.addRow(std::move(row));
   }
-  const double cpu = double(last_.cpuNs) / (double(config_.profiler.intervalMs) * 1e6);
+  const double cpu = lastReport_.profilerCpu;
   if (format == Format::Json) {
     JsonWriter w;
     w.beginObject();

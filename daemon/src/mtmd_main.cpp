@@ -136,8 +136,7 @@ int runDaemon(const Options& opts) {
         if (auto reloaded = load(opts, fs, next)) {
           daemon::logMachine(*reloaded);
           if (auto st = m.reconfigure(next, std::move(*reloaded)); !st.ok()) {
-            MTM_ERROR("reload failed halfway, keeping the previous config: {}", st.error().message());
-            if (auto back = daemon::inspectMachine(fs, cfg); back) (void)m.reconfigure(cfg, std::move(*back));
+            MTM_WARN("reload failed: keeping the previous config ({}): {}", cfg.source, st.error().message());
           } else {
             if (next.daemon.socket != cfg.daemon.socket || next.daemon.lockFile != cfg.daemon.lockFile)
               MTM_WARN("daemon.socket and daemon.lock_file changes take effect at the next start");

@@ -103,13 +103,18 @@ Snapshot Profiler::runInterval() {
   std::vector<int> gone;
   // The address spaces may have changed: read them again (cheap next to the checks), then share
   // the checks by size.
-  for (auto& [pid, t] : targets_)
-    if (auto st = refreshLayout(pid, t); !st.ok()) gone.push_back(pid);
+  std::vector<std::pair<int, Target*>> live;
   double totalBytes = 0;
-  for (auto& [pid, t] : targets_)
-    if (std::find(gone.begin(), gone.end(), pid) == gone.end()) totalBytes += double(t.regions->bytes());
   for (auto& [pid, t] : targets_) {
-    if (std::find(gone.begin(), gone.end(), pid) != gone.end()) continue;
+    if (auto st = refreshLayout(pid, t); !st.ok()) {
+      gone.push_back(pid);
+      continue;
+    }
+    live.emplace_back(pid, &t);
+    totalBytes += double(t.regions->bytes());
+  }
+  for (auto& [pid, target] : live) {
+    Target& t = *target;
     // In floating point: budget x bytes overflows 64 bits for terabyte reservations (ASan's
     // shadow, JVM and Go heaps).
     const uint64_t share =

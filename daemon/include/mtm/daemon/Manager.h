@@ -29,7 +29,6 @@ struct TargetStats {
   uid_t uid = 0;
   std::string comm;
   std::string origin;                 // why it is managed: "config", "socket", "mtmctl run", ...
-  double attachedAt = 0;              // seconds since the manager started
   std::vector<uint64_t> tierBytes;    // profiled bytes per tier, by the node its pages were found on
   uint64_t hotBytes = 0;              // bytes at or above policy.hot_threshold
   uint64_t promotedPages = 0;         // 4 KiB pages, totals since attach
@@ -78,7 +77,8 @@ class Manager {
   // One interval: snapshot, fresh free memory, plan, moves (demotions first, to make room).
   IntervalReport runInterval();
 
-  // A new config (SIGHUP): new profiler, policy and mover; the targets are kept.
+  // A new config (SIGHUP): new profiler, policy and mover; the targets are kept. On an error
+  // everything stays as it was.
   Status reconfigure(const config::Config& config, Machine machine);
 
   const config::Config& config() const { return config_; }
@@ -96,6 +96,8 @@ class Manager {
   Manager(const config::Config& config, Machine machine);
   Status build();
   IntervalReport runIntervalSteps();
+  // Profiled bytes per tier of the targets `viewer` may see (root: all).
+  std::vector<uint64_t> tierTotals(uid_t viewer) const;
   void account(const migrate::MoveStats& stats, const std::vector<migrate::MoveRequest>& requests, migrate::MoveKind kind);
 
   config::Config config_;
@@ -111,7 +113,6 @@ class Manager {
   std::vector<TierStats> tierStats_;
   profiler::Snapshot last_;
   IntervalReport lastReport_;
-  uint64_t startNs_ = 0;
 };
 
 }  // namespace mtm::daemon
