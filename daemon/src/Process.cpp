@@ -4,20 +4,9 @@
 #include <sstream>
 
 #include "mtm/Log.h"
+#include "mtm/Parse.h"
 
 namespace mtm::daemon {
-namespace {
-
-bool isPid(const std::string& name) {
-  return !name.empty() && name.find_first_not_of("0123456789") == std::string::npos;
-}
-
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-}  // namespace
 
 Result<ProcessIdentity> readProcessIdentity(const KernelFs& fs, int pid) {
   const std::string dir = "/proc/" + std::to_string(pid);
@@ -63,12 +52,14 @@ std::vector<std::pair<int, std::string>> matchConfigTargets(const config::Target
     auto names = fs.list("/proc");
     if (!names) return out;
     for (const auto& name : *names) {
-      if (!isPid(name)) continue;
+      auto pid = parseUnsigned(name);
+      if (!pid) continue;  // not a process directory
       auto comm = fs.read("/proc/" + name + "/comm");
       if (!comm) continue;
-      const std::string c = trimmed(*comm);
+      std::string_view c = *comm;
+      c = c.substr(0, c.find_last_not_of("\n ") + 1);  // the kernel's trailing newline
       for (const auto& want : targets.commands)
-        if (c == want) out.emplace_back(std::stoi(name), "command " + want);
+        if (c == want) out.emplace_back(static_cast<int>(*pid), "command " + want);
     }
   }
   return out;

@@ -1,9 +1,11 @@
 #include "mtm/daemon/Requests.h"
 
+#include <limits>
 #include <sstream>
 #include <vector>
 
 #include "mtm/Log.h"
+#include "mtm/Parse.h"
 #include "mtm/daemon/Process.h"
 
 namespace mtm::daemon {
@@ -13,10 +15,9 @@ constexpr const char* kUsage = "expected one of: attach PID, detach PID, status 
 
 Result<int> parsePid(const std::vector<std::string>& words) {
   if (words.size() != 2) return Error("\"" + words[0] + "\" takes one pid (" + kUsage + ")");
-  const std::string& w = words[1];
-  if (w.empty() || w.size() > 9 || w.find_first_not_of("0123456789") != std::string::npos || std::stoi(w) <= 0)
-    return Error("\"" + w + "\" is not a pid");
-  return std::stoi(w);
+  auto pid = parseUnsigned(words[1]);
+  if (!pid || *pid == 0 || *pid > std::numeric_limits<int>::max()) return Error("\"" + words[1] + "\" is not a pid");
+  return static_cast<int>(*pid);
 }
 
 Error notAllowed(int pid, uid_t owner, const Peer& peer) {

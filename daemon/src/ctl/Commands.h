@@ -35,6 +35,8 @@ void addProfileCommands(CLI::App& parent, const Global& global, Commands& out);
 void addDaemonCommands(CLI::App& parent, const Global& global, Commands& out);
 void addRunCommand(CLI::App& parent, const Global& global, Commands& out);
 
+// Accepts out.svg and out.png only (a usage error otherwise).
+CLI::Validator heatmapFileValidator();
 // Draws a recording as out.svg or out.png; the line to print on success.
 Result<std::string> writeHeatmap(const std::string& recording, const std::string& output, int pid, size_t rows);
 

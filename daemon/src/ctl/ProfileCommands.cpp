@@ -121,16 +121,10 @@ void addProfileCommands(CLI::App& parent, const Global& global, Commands& out) {
   auto h = std::make_shared<HeatmapOptions>();
   auto* heat = parent.add_subcommand("heatmap", "Draw a recorded profile: time across, address down, colour = hotness");
   heat->add_option("FILE", h->file, "A recording from mtmctl profile --record")->required()->check(CLI::ExistingFile);
-  heat->add_option("-o,--output", h->output, "out.svg or out.png")->required();
+  heat->add_option("-o,--output", h->output, "out.svg or out.png")->required()->check(heatmapFileValidator());
   heat->add_option("-p,--pid", h->pid, "Only this process (default: all)");
   heat->add_option("--rows", h->rows, "Address bins (default 128)")->check(CLI::Range(8, 4096));
   out.push_back({heat, [h] {
-                   const bool png = h->output.size() > 4 && h->output.substr(h->output.size() - 4) == ".png";
-                   const bool svg = h->output.size() > 4 && h->output.substr(h->output.size() - 4) == ".svg";
-                   if (!png && !svg) {
-                     std::fprintf(stderr, "mtmctl: -o: expected a name ending in .svg or .png, got \"%s\"\n", h->output.c_str());
-                     return 2;
-                   }
                    auto done = writeHeatmap(h->file, h->output, h->pid, h->rows);
                    if (!done) return fail(done.error().message());
                    std::printf("%s\n", done->c_str());
@@ -138,8 +132,18 @@ void addProfileCommands(CLI::App& parent, const Global& global, Commands& out) {
                  }});
 }
 
+CLI::Validator heatmapFileValidator() {
+  return CLI::Validator(
+      [](std::string& s) {
+        return s.size() > 4 && (s.ends_with(".svg") || s.ends_with(".png"))
+                   ? std::string()
+                   : "expected a name ending in .svg or .png, got \"" + s + "\"";
+      },
+      "FILE.svg|FILE.png");
+}
+
 Result<std::string> writeHeatmap(const std::string& recording, const std::string& output, int pid, size_t rows) {
-  const bool png = output.size() > 4 && output.substr(output.size() - 4) == ".png";
+  const bool png = output.ends_with(".png");
   auto rec = profiler::readRecording(recording);
   if (!rec) return std::move(rec).takeError();
   auto grid = profiler::buildHeatmap(*rec, pid, rows);

@@ -208,20 +208,14 @@ void addRunCommand(CLI::App& parent, const Global& global, Commands& out) {
   cmd->add_flag("--dry-run", o->dryRun, "Log what would move, move nothing (implies --embedded)");
   cmd->add_flag("--embedded", o->embedded, "Manage it here even when mtmd runs");
   cmd->add_option("-r,--record", o->record, "Record every interval to FILE (implies --embedded)");
-  cmd->add_option("--heatmap", o->heatmap, "Draw the run as out.svg or out.png at the end (implies --embedded)");
+  cmd->add_option("--heatmap", o->heatmap, "Draw the run as out.svg or out.png at the end (implies --embedded)")
+      ->check(heatmapFileValidator());
   cmd->add_flag("-q,--quiet", o->quiet, "Print nothing but errors (the command's own output is untouched)");
   cmd->footer("The exit status is the command's (128+N when a signal N ended it; 127: not found).\n"
               "Examples:\n"
               "  mtmctl run -- ./my-workload --size 8G\n"
               "  mtmctl run --policy two_tier --heatmap run.svg -- ./my-workload");
-  out.push_back({cmd, [&global, o] {
-                   if (!o->heatmap.empty() && !(o->heatmap.ends_with(".svg") || o->heatmap.ends_with(".png"))) {
-                     std::fprintf(stderr, "mtmctl: --heatmap: expected a name ending in .svg or .png, got \"%s\"\n",
-                                  o->heatmap.c_str());
-                     return 2;
-                   }
-                   return runCommand(global, *o);
-                 }});
+  out.push_back({cmd, [&global, o] { return runCommand(global, *o); }});
 }
 
 }  // namespace mtm::daemon::ctl
