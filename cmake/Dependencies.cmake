@@ -1,6 +1,7 @@
 # Every external dependency, found once. All of them are Debian 12 packages that
 # tools/install-deps installs; each failure says which package brings the missing piece.
 find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
 
 macro(mtm_require found what package)
   if(NOT ${found})

@@ -1,0 +1,387 @@
+// The C API: argument checks, errors as cxlcclResult_t plus a per-thread message, groups.
+
+#include <sys/random.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Collectives.h"
+#include "Comm.h"
+#include "Engine.h"
+#include "Options.h"
+#include "Pool.h"
+#include "Reduce.h"
+#include "Status.h"
+#include "cxlccl.h"
+
+struct cxlcclComm {
+  std::unique_ptr<cxlccl::Comm> comm;
+  std::unique_ptr<cxlccl::Operation> op;
+};
+
+namespace cxlccl {
+namespace {
+
+thread_local std::string lastError;
+
+struct GroupCall {
+  cxlcclComm* comm;
+  P2pCall call;
+};
+struct GroupState {
+  int depth = 0;
+  std::vector<GroupCall> calls;
+};
+thread_local GroupState group;
+
+cxlcclResult_t report(const Status& status) {
+  if (!status.ok()) {
+    lastError = status.message;
+    warn(status.message);
+  }
+  return status.code;
+}
+
+Status usable(const cxlcclComm* comm) {
+  if (comm == nullptr || comm->comm == nullptr)
+    return Status::error(cxlcclInvalidArgument, "comm is NULL or already destroyed");
+  cxlcclResult_t error = comm->comm->asyncError();
+  if (error != cxlcclSuccess)
+    return Status::error(error, "the communicator is in error (", comm->comm->asyncErrorMessage(),
+                         "): abort it with cxlcclCommAbort");
+  return Status::success();
+}
+
+Status checkStream(cudaStream_t stream, const char* call) {
+  if (stream != nullptr)
+    return Status::error(cxlcclUnhandledCudaError, call, ": a CUDA stream was given, but this "
+                         "libcxlccl was built without CUDA (host buffers take stream NULL)");
+  return Status::success();
+}
+
+Status checkType(cxlcclDataType_t type, const char* call) {
+  if (typeSize(type) == 0)
+    return Status::error(cxlcclInvalidArgument, call, ": datatype ", static_cast<int>(type),
+                         " is not a cxlcclDataType_t (0..", cxlcclNumTypes - 1, ")");
+  return Status::success();
+}
+
+Status checkOp(cxlcclRedOp_t op, const char* call) {
+  if (op < 0 || op >= cxlcclNumOps)
+    return Status::error(cxlcclInvalidArgument, call, ": reduction op ", static_cast<int>(op),
+                         " is not sum, prod, max or min");
+  return Status::success();
+}
+
+Status checkRank(int rank, int nranks, const char* call, const char* what) {
+  if (rank < 0 || rank >= nranks)
+    return Status::error(cxlcclInvalidArgument, call, ": ", what, " ", rank, " is out of range 0..",
+                         nranks - 1);
+  return Status::success();
+}
+
+Status checkCount(std::size_t count, std::size_t blocks, cxlcclDataType_t type, const char* call) {
+  if (count > SIZE_MAX / typeSize(type) / blocks)
+    return Status::error(cxlcclInvalidArgument, call, ": count ", count, " overflows a size");
+  return Status::success();
+}
+
+Status checkBuffer(const void* buffer, std::size_t count, const char* call, const char* name) {
+  if (buffer == nullptr && count > 0)
+    return Status::error(cxlcclInvalidArgument, call, ": ", name, " is NULL");
+  return Status::success();
+}
+
+cxlcclResult_t collective(cxlcclComm* comm, Collective kind, const CallArgs& args,
+                          cudaStream_t stream) {
+  const char* name = collectiveName(kind);
+  Status status = usable(comm);
+  if (status.ok()) status = checkStream(stream, name);
+  if (status.ok()) status = checkType(args.type, name);
+  if (status.ok() && (kind == Collective::reduce || kind == Collective::allReduce ||
+                      kind == Collective::reduceScatter))
+    status = checkOp(args.op, name);
+  if (!status.ok()) return report(status);
+  int n = comm->comm->nranks();
+  int me = comm->comm->rank();
+  bool rooted = kind == Collective::broadcast || kind == Collective::gather ||
+                kind == Collective::scatter || kind == Collective::reduce;
+  if (rooted) status = checkRank(args.root, n, name, "root");
+  bool perRank = kind == Collective::allGather || kind == Collective::gather ||
+                 kind == Collective::scatter || kind == Collective::reduceScatter ||
+                 kind == Collective::allToAll;
+  if (status.ok()) status = checkCount(args.count, perRank ? static_cast<std::size_t>(n) : 1, args.type, name);
+  bool root = me == args.root;
+  bool needsSend = kind != Collective::broadcast && kind != Collective::scatter ? true : root;
+  bool needsRecv = kind == Collective::gather || kind == Collective::reduce ? root : true;
+  if (status.ok() && needsSend) status = checkBuffer(args.send, args.count, name, "sendbuff");
+  if (status.ok() && needsRecv) status = checkBuffer(args.recv, args.count, name, "recvbuff");
+  if (!status.ok()) return report(status);
+  status = runCollective(*comm->comm, *comm->op, kind, args);
+  if (!status.ok()) comm->comm->fail(status);
+  return report(status);
+}
+
+cxlcclResult_t pointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer, void* recvBuffer,
+                            std::size_t count, cxlcclDataType_t type, int peer,
+                            cudaStream_t stream) {
+  const char* name = send ? "Send" : "Recv";
+  Status status = usable(comm);
+  if (status.ok()) status = checkStream(stream, name);
+  if (status.ok()) status = checkType(type, name);
+  if (status.ok()) status = checkRank(peer, comm->comm->nranks(), name, "peer");
+  if (status.ok()) status = checkCount(count, 1, type, name);
+  if (status.ok()) status = checkBuffer(send ? sendBuffer : recvBuffer, count, name, send ? "sendbuff" : "recvbuff");
+  if (!status.ok()) return report(status);
+  P2pCall call{send, sendBuffer, recvBuffer, count * typeSize(type), peer};
+  if (group.depth > 0) {
+    group.calls.push_back({comm, call});
+    return cxlcclSuccess;
+  }
+  status = runPointToPoint(*comm->comm, *comm->op, &call, 1);
+  if (!status.ok()) comm->comm->fail(status);
+  return report(status);
+}
+
+Status randomNonce(RegionNonce* nonce) {
+  std::uint64_t words[2];
+  if (getrandom(words, sizeof words, 0) != sizeof words)
+    return Status::system("getrandom for a unique id", errno);
+  *nonce = {words[0], words[1] | 1};
+  return Status::success();
+}
+
+std::uint64_t fnv1a(const std::string& text, std::uint64_t seed) {
+  std::uint64_t h = 0xcbf29ce484222325ull ^ seed;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+Status makeId(const std::string& path, const RegionNonce& nonce, std::uint64_t generation,
+              UniqueIdData* id) {
+  if (path.size() >= sizeof id->poolPath)
+    return Status::error(cxlcclInvalidArgument, "pool path ", path, " is longer than ",
+                         sizeof id->poolPath - 1, " bytes");
+  std::memset(id, 0, sizeof *id);
+  id->magic = kUniqueIdMagic;
+  id->nonceHigh = nonce.high;
+  id->nonceLow = nonce.low;
+  id->poolGeneration = generation;
+  std::memcpy(id->poolPath, path.data(), path.size());
+  return Status::success();
+}
+
+cxlcclResult_t initComm(cxlcclComm_t* out, int nranks, const UniqueIdData& id, int rank,
+                        const cxlcclConfig_t* config) {
+  if (out == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommInitRank: comm is NULL"));
+  *out = nullptr;
+  Options options;
+  Status status = resolveOptions(config, &options);
+  std::unique_ptr<Comm> comm;
+  if (status.ok()) status = Comm::init(nranks, rank, id, options, &comm);
+  if (!status.ok()) return report(status);
+  auto* handle = new cxlcclComm{std::move(comm), nullptr};
+  handle->op = std::make_unique<Operation>(*handle->comm);
+  *out = handle;
+  return cxlcclSuccess;
+}
+
+}  // namespace
+}  // namespace cxlccl
+
+using namespace cxlccl;
+
+extern "C" {
+
+cxlcclResult_t cxlcclGetVersion(int* version) {
+  if (version == nullptr) return report(Status::error(cxlcclInvalidArgument, "GetVersion: version is NULL"));
+  *version = CXLCCL_VERSION_CODE;
+  return cxlcclSuccess;
+}
+
+const char* cxlcclGetErrorString(cxlcclResult_t result) {
+  switch (result) {
+    case cxlcclSuccess: return "no error";
+    case cxlcclUnhandledCudaError: return "unhandled cuda error (run with CXLCCL_DEBUG=INFO for details)";
+    case cxlcclSystemError: return "unhandled system error (run with CXLCCL_DEBUG=INFO for details)";
+    case cxlcclInternalError: return "internal error - please report this issue";
+    case cxlcclInvalidArgument: return "invalid argument (run with CXLCCL_DEBUG=INFO for details)";
+    case cxlcclInvalidUsage: return "invalid usage (run with CXLCCL_DEBUG=INFO for details)";
+    case cxlcclRemoteError: return "remote process exited, stalled or aborted";
+    case cxlcclInProgress: return "operation in progress";
+    default: return "unknown result code";
+  }
+}
+
+const char* cxlcclGetLastError(cxlcclComm_t) { return lastError.c_str(); }
+
+cxlcclResult_t cxlcclGetUniqueId(cxlcclUniqueId* uniqueId) {
+  if (uniqueId == nullptr) return report(Status::error(cxlcclInvalidArgument, "GetUniqueId: uniqueId is NULL"));
+  std::string path = poolPath();
+  std::uint64_t createBytes = 0;
+  Status status = poolCreateBytes(&createBytes);
+  std::shared_ptr<Pool> pool;
+  if (status.ok()) status = Pool::open(path, createBytes, &pool);
+  RegionNonce nonce;
+  if (status.ok()) status = randomNonce(&nonce);
+  UniqueIdData id;
+  if (status.ok()) status = makeId(path, nonce, pool->generation(), &id);
+  if (!status.ok()) return report(status);
+  std::memcpy(uniqueId->internal, &id, sizeof id);
+  return cxlcclSuccess;
+}
+
+cxlcclResult_t cxlcclCommInitRank(cxlcclComm_t* comm, int nranks, cxlcclUniqueId commId, int rank) {
+  return cxlcclCommInitRankConfig(comm, nranks, commId, rank, nullptr);
+}
+
+cxlcclResult_t cxlcclCommInitRankConfig(cxlcclComm_t* comm, int nranks, cxlcclUniqueId commId,
+                                        int rank, const cxlcclConfig_t* config) {
+  UniqueIdData id;
+  std::memcpy(&id, commId.internal, sizeof id);
+  return initComm(comm, nranks, id, rank, config);
+}
+
+cxlcclResult_t cxlcclCommInitEnv(cxlcclComm_t* comm, const cxlcclConfig_t* config) {
+  EnvRanks ranks;
+  Status status = ranksFromEnv(&ranks);
+  UniqueIdData id;
+  if (status.ok()) {
+    RegionNonce nonce{fnv1a(ranks.jobId, 0), fnv1a(ranks.jobId, 0x5bd1e995) | 1};
+    status = makeId(poolPath(), nonce, 0, &id);
+  }
+  if (!status.ok()) return report(status);
+  info("rank ", ranks.rank, " of ", ranks.nranks, " from ", ranks.source, ", job ", ranks.jobId);
+  return initComm(comm, ranks.nranks, id, ranks.rank, config);
+}
+
+cxlcclResult_t cxlcclCommDestroy(cxlcclComm_t comm) {
+  if (comm == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommDestroy: comm is NULL"));
+  Status status = comm->comm->destroy();
+  comm->op.reset();
+  delete comm;
+  return report(status);
+}
+
+cxlcclResult_t cxlcclCommAbort(cxlcclComm_t comm) {
+  if (comm == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommAbort: comm is NULL"));
+  Status status = comm->comm->abort();
+  comm->op.reset();
+  delete comm;
+  return report(status);
+}
+
+cxlcclResult_t cxlcclCommGetAsyncError(cxlcclComm_t comm, cxlcclResult_t* asyncError) {
+  if (comm == nullptr || asyncError == nullptr)
+    return report(Status::error(cxlcclInvalidArgument, "CommGetAsyncError: comm or asyncError is NULL"));
+  *asyncError = comm->comm->asyncError();
+  return cxlcclSuccess;
+}
+
+cxlcclResult_t cxlcclCommCount(const cxlcclComm_t comm, int* count) {
+  if (comm == nullptr || count == nullptr)
+    return report(Status::error(cxlcclInvalidArgument, "CommCount: comm or count is NULL"));
+  *count = comm->comm->nranks();
+  return cxlcclSuccess;
+}
+
+cxlcclResult_t cxlcclCommUserRank(const cxlcclComm_t comm, int* rank) {
+  if (comm == nullptr || rank == nullptr)
+    return report(Status::error(cxlcclInvalidArgument, "CommUserRank: comm or rank is NULL"));
+  *rank = comm->comm->rank();
+  return cxlcclSuccess;
+}
+
+cxlcclResult_t cxlcclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                               cxlcclDataType_t datatype, cxlcclComm_t comm, cudaStream_t stream) {
+  return collective(comm, Collective::allGather, {sendbuff, recvbuff, sendcount, datatype, cxlcclSum, 0}, stream);
+}
+
+cxlcclResult_t cxlcclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                               cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
+                               cudaStream_t stream) {
+  return collective(comm, Collective::broadcast, {sendbuff, recvbuff, count, datatype, cxlcclSum, root}, stream);
+}
+
+cxlcclResult_t cxlcclGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                            cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
+                            cudaStream_t stream) {
+  return collective(comm, Collective::gather, {sendbuff, recvbuff, sendcount, datatype, cxlcclSum, root}, stream);
+}
+
+cxlcclResult_t cxlcclScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                             cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
+                             cudaStream_t stream) {
+  return collective(comm, Collective::scatter, {sendbuff, recvbuff, recvcount, datatype, cxlcclSum, root}, stream);
+}
+
+cxlcclResult_t cxlcclReduce(const void* sendbuff, void* recvbuff, size_t count,
+                            cxlcclDataType_t datatype, cxlcclRedOp_t op, int root,
+                            cxlcclComm_t comm, cudaStream_t stream) {
+  return collective(comm, Collective::reduce, {sendbuff, recvbuff, count, datatype, op, root}, stream);
+}
+
+cxlcclResult_t cxlcclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                               cxlcclDataType_t datatype, cxlcclRedOp_t op, cxlcclComm_t comm,
+                               cudaStream_t stream) {
+  return collective(comm, Collective::allReduce, {sendbuff, recvbuff, count, datatype, op, 0}, stream);
+}
+
+cxlcclResult_t cxlcclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                   cxlcclDataType_t datatype, cxlcclRedOp_t op,
+                                   cxlcclComm_t comm, cudaStream_t stream) {
+  return collective(comm, Collective::reduceScatter, {sendbuff, recvbuff, recvcount, datatype, op, 0}, stream);
+}
+
+cxlcclResult_t cxlcclAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                              cxlcclDataType_t datatype, cxlcclComm_t comm, cudaStream_t stream) {
+  return collective(comm, Collective::allToAll, {sendbuff, recvbuff, count, datatype, cxlcclSum, 0}, stream);
+}
+
+cxlcclResult_t cxlcclSend(const void* sendbuff, size_t count, cxlcclDataType_t datatype, int peer,
+                          cxlcclComm_t comm, cudaStream_t stream) {
+  return pointToPoint(comm, true, sendbuff, nullptr, count, datatype, peer, stream);
+}
+
+cxlcclResult_t cxlcclRecv(void* recvbuff, size_t count, cxlcclDataType_t datatype, int peer,
+                          cxlcclComm_t comm, cudaStream_t stream) {
+  return pointToPoint(comm, false, nullptr, recvbuff, count, datatype, peer, stream);
+}
+
+cxlcclResult_t cxlcclGroupStart(void) {
+  ++group.depth;
+  return cxlcclSuccess;
+}
+
+cxlcclResult_t cxlcclGroupEnd(void) {
+  if (group.depth == 0)
+    return report(Status::error(cxlcclInvalidUsage, "GroupEnd without GroupStart"));
+  if (--group.depth > 0) return cxlcclSuccess;
+  std::vector<GroupCall> calls;
+  calls.swap(group.calls);
+  Status first = Status::success();
+  // One run per communicator, its calls in the order they were made.
+  std::vector<bool> done(calls.size(), false);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (done[i]) continue;
+    cxlcclComm* comm = calls[i].comm;
+    std::vector<P2pCall> mine;
+    for (std::size_t j = i; j < calls.size(); ++j) {
+      if (calls[j].comm != comm) continue;
+      mine.push_back(calls[j].call);
+      done[j] = true;
+    }
+    Status status = usable(comm);
+    if (status.ok()) {
+      status = runPointToPoint(*comm->comm, *comm->op, mine.data(), mine.size());
+      if (!status.ok()) comm->comm->fail(status);
+    }
+    if (!status.ok() && first.ok()) first = status;
+  }
+  return report(first);
+}
+
+}  // extern "C"

@@ -1,0 +1,338 @@
+#include "Comm.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <cstring>
+
+#include "CacheLines.h"
+#include "Wait.h"
+
+namespace cxlccl {
+namespace {
+
+std::uint64_t nowMillis(Clock::time_point t) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count());
+}
+
+}  // namespace
+
+Status Comm::init(int nranks, int rank, const UniqueIdData& id, const Options& options,
+                  std::unique_ptr<Comm>* out) {
+  if (nranks < 1 || nranks > kMaxRanks)
+    return Status::error(cxlcclInvalidArgument, "nranks ", nranks, ": expected 1..", kMaxRanks);
+  if (rank < 0 || rank >= nranks)
+    return Status::error(cxlcclInvalidArgument, "rank ", rank, ": expected 0..", nranks - 1);
+  if (id.magic != kUniqueIdMagic)
+    return Status::error(cxlcclInvalidArgument,
+                         "the unique id was not made by cxlcclGetUniqueId (bad magic)");
+  std::unique_ptr<Comm> comm(new Comm());
+  comm->rank_ = rank;
+  comm->nranks_ = nranks;
+  comm->options_ = options;
+  comm->options_.layout.nranks = nranks;
+  Status status = comm->attach(id);
+  if (status.ok()) status = comm->waitForRanks();
+  if (!status.ok()) {
+    if (comm->view_ != nullptr) comm->leave(RankState::aborted);
+    return status;
+  }
+  info("rank ", rank, "/", nranks, " attached to ", comm->pool_->path(), " region at ",
+       comm->region_.offset, " (", comm->layout_.bytes(), " bytes, coherence ",
+       coherenceName(comm->view_->mode()), ")");
+  *out = std::move(comm);
+  return Status::success();
+}
+
+Status Comm::attach(const UniqueIdData& id) {
+  std::string path(id.poolPath, strnlen(id.poolPath, sizeof id.poolPath));
+  std::uint64_t createBytes = 0;
+  CXLCCL_TRY(poolCreateBytes(&createBytes));
+  CXLCCL_TRY(Pool::open(path, createBytes, &pool_));
+  if (id.poolGeneration != 0 && id.poolGeneration != pool_->generation())
+    return Status::error(cxlcclInvalidUsage, "the unique id is for generation ", id.poolGeneration,
+                         " of pool ", path, ", which is now at generation ", pool_->generation(),
+                         " (reformatted since): get a new id");
+  RegionNonce nonce{id.nonceHigh, id.nonceLow};
+  Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
+  std::byte* base = nullptr;
+  if (rank_ == 0) {
+    layout_ = Layout(options_.layout);
+    CXLCCL_TRY(pool_->allocate(nonce, layout_.bytes(), static_cast<std::uint32_t>(nranks_), &region_));
+    base = pool_->base() + region_.offset;
+    std::memset(base, 0, layout_.controlBytes());
+    auto put = [base](std::size_t offset, std::uint64_t value) {
+      std::memcpy(base + offset, &value, sizeof value);
+    };
+    put(field::nonceHigh, nonce.high);
+    put(field::nranks, static_cast<std::uint64_t>(nranks_));
+    put(field::lineBytes, options_.layout.lineBytes);
+    put(field::chunkBytes, options_.layout.chunkBytes);
+    put(field::chunks, static_cast<std::uint64_t>(options_.layout.chunks));
+    put(field::nonceLow, nonce.low);
+    writeBackLines(base, layout_.controlBytes());
+    put(field::magic, kCommMagic);  // last: peers take the region once they see it
+    writeBackLines(base, sizeof(std::uint64_t));
+  } else {
+    // Rendezvous in the pool: rank 0 allocates the region named by the id and fills its header.
+    Backoff backoff;
+    for (;;) {
+      if (pool_->find(nonce, &region_)) {
+        base = pool_->base() + region_.offset;
+        invalidateLines(base, 64);
+        std::uint64_t header[7];
+        std::memcpy(header, base, sizeof header);
+        if (header[0] == kCommMagic && header[1] == nonce.high && header[6] == nonce.low) {
+          if (header[2] != static_cast<std::uint64_t>(nranks_))
+            return Status::error(cxlcclInvalidUsage, "rank 0 created the communicator for ",
+                                 header[2], " ranks, this rank was told ", nranks_);
+          LayoutParams params{nranks_, header[3], header[4], static_cast<int>(header[5])};
+          if (params.lineBytes != options_.layout.lineBytes ||
+              params.chunkBytes != options_.layout.chunkBytes ||
+              params.chunks != options_.layout.chunks)
+            info("rank ", rank_, " takes rank 0's layout: lines of ", params.lineBytes,
+                 " bytes, ", params.chunks, " chunks of ", params.chunkBytes, " bytes");
+          options_.layout = params;
+          layout_ = Layout(params);
+          if (layout_.bytes() > region_.bytes)
+            return Status::error(cxlcclInternalError, "communicator region in ", path, " has ",
+                                 region_.bytes, " bytes, its layout needs ", layout_.bytes());
+          break;
+        }
+      }
+      if (Clock::now() > deadline)
+        return Status::error(cxlcclRemoteError, "rank 0 has not created the communicator in pool ",
+                             path, " within ", options_.timeoutMs,
+                             " ms: is it running, with the same unique id and pool?");
+      backoff.sleepLonger(std::chrono::microseconds(1000));
+    }
+  }
+  Coherence mode = options_.coherence.value_or(pool_->coherent() ? Coherence::hardware
+                                                                 : Coherence::flush);
+  view_ = std::make_unique<RegionView>(base, layout_.bytes(), mode);
+
+  int channels = nranks_ + nranks_ * nranks_;
+  planned_.assign(static_cast<std::size_t>(channels), 0);
+  doorbellSeen_.assign(static_cast<std::size_t>(channels), 0);
+  messages_.assign(static_cast<std::size_t>(channels), 0);
+  writers_.resize(static_cast<std::size_t>(1 + nranks_));
+  for (std::size_t i = 0; i < writers_.size(); ++i) {
+    int slotCount = i == 0 ? options_.layout.chunks : kP2pChunks;
+    writers_[i].slotSeq.assign(static_cast<std::size_t>(slotCount), 0);
+    writers_[i].slotReaders.assign(static_cast<std::size_t>(slotCount), 0);
+    writers_[i].ackSeen.assign(static_cast<std::size_t>(nranks_), 0);
+  }
+  peers_.assign(static_cast<std::size_t>(nranks_), PeerWatch{});
+
+  std::size_t line = layout_.rankLine(rank_);
+  char host[field::kHostBytes] = {};
+  gethostname(host, sizeof host - 1);
+  std::memcpy(view_->at(line + field::host), host, sizeof host);
+  view_->poke(line + field::pid, static_cast<std::uint64_t>(getpid()));
+  view_->poke(line + field::heartbeat, 1);
+  view_->poke(line + field::state, static_cast<std::uint64_t>(RankState::active));
+  view_->publish(line, layout_.lineBytes());
+  startHeartbeat();
+  return Status::success();
+}
+
+Status Comm::waitForRanks() {
+  Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
+  Backoff backoff;
+  for (int r = 0; r < nranks_; ++r) {
+    while (view_->load(layout_.rankLine(r) + field::state) !=
+           static_cast<std::uint64_t>(RankState::active)) {
+      if (Clock::now() > deadline)
+        return Status::error(cxlcclRemoteError, "rank ", r, " of ", nranks_,
+                             " did not join the communicator within ", options_.timeoutMs,
+                             " ms: is it running with the same unique id?");
+      backoff.sleepLonger(std::chrono::microseconds(500));
+    }
+  }
+  return Status::success();
+}
+
+void Comm::startHeartbeat() {
+  auto period = std::chrono::milliseconds(std::max(options_.heartbeatTimeoutMs / 8, 2));
+  heartbeat_ = std::thread([this, period] {
+    std::size_t offset = layout_.rankLine(rank_) + field::heartbeat;
+    std::unique_lock<std::mutex> lock(heartbeatMutex_);
+    while (!heartbeatWake_.wait_for(lock, period, [this] { return heartbeatStop_; })) {
+      view_->poke(offset, view_->peek(offset) + 1);
+      view_->publish(layout_.rankLine(rank_), layout_.lineBytes());
+    }
+  });
+}
+
+void Comm::stopHeartbeat() {
+  if (!heartbeat_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(heartbeatMutex_);
+    heartbeatStop_ = true;
+  }
+  heartbeatWake_.notify_all();
+  heartbeat_.join();
+}
+
+Comm::~Comm() {
+  stopHeartbeat();
+  if (view_ != nullptr && !left_) leave(RankState::aborted);
+}
+
+std::string Comm::asyncErrorMessage() const {
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  return errorMessage_;
+}
+
+Status Comm::fail(const Status& status) {
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  if (error_.load() == cxlcclSuccess) {
+    errorMessage_ = status.message;
+    error_.store(status.code, std::memory_order_release);
+  }
+  return status;
+}
+
+std::string Comm::describeRank(int peer) const {
+  std::size_t line = layout_.rankLine(peer);
+  view_->refresh(line, layout_.lineBytes());
+  char host[field::kHostBytes] = {};
+  std::memcpy(host, view_->at(line + field::host), sizeof host - 1);
+  return cat("rank ", peer, " (pid ", view_->peek(line + field::pid), " on ",
+             host[0] != '\0' ? host : "?", ")");
+}
+
+Status Comm::checkPeer(int peer, Clock::time_point now) {
+  if (peer == rank_) return Status::success();
+  PeerWatch& watch = peers_[static_cast<std::size_t>(peer)];
+  std::size_t line = layout_.rankLine(peer);
+  view_->refresh(line, layout_.lineBytes());
+  auto state = static_cast<RankState>(view_->peek(line + field::state));
+  if (state == RankState::aborted)
+    return Status::error(cxlcclRemoteError, describeRank(peer), " aborted the communicator");
+  if (state == RankState::left)
+    return Status::error(cxlcclRemoteError, describeRank(peer),
+                         " left the communicator (CommDestroy) while this rank still waits on it: "
+                         "the ranks did not call the same collectives");
+  std::uint64_t beat = view_->peek(line + field::heartbeat);
+  if (beat != watch.heartbeat || nowMillis(watch.changedAt) == 0) {
+    watch.heartbeat = beat;
+    watch.changedAt = now;
+    return Status::success();
+  }
+  auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - watch.changedAt);
+  if (silent.count() > options_.heartbeatTimeoutMs) {
+    watch.dead = true;
+    return Status::error(cxlcclRemoteError, describeRank(peer), " has not beaten its heartbeat for ",
+                         silent.count(), " ms (limit ", options_.heartbeatTimeoutMs,
+                         " ms, CXLCCL_HEARTBEAT_MS): it died or hangs");
+  }
+  return Status::success();
+}
+
+// A peer on this host whose process is gone is dead without waiting for its heartbeat; on
+// another host only the heartbeat tells (cxlccl-pool reclaim frees what such ranks leave).
+bool Comm::deadOnThisHost(int peer) const {
+  std::size_t line = layout_.rankLine(peer);
+  view_->refresh(line, layout_.lineBytes());
+  char host[field::kHostBytes] = {}, mine[field::kHostBytes] = {};
+  std::memcpy(host, view_->at(line + field::host), sizeof host - 1);
+  gethostname(mine, sizeof mine - 1);
+  auto pid = static_cast<pid_t>(view_->peek(line + field::pid));
+  return std::strcmp(host, mine) == 0 && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+int Comm::channelIndex(Channel c) const {
+  return c.reader < 0 ? c.writer : nranks_ + c.writer * nranks_ + c.reader;
+}
+
+std::size_t Comm::doorbell(Channel c) const {
+  return c.reader < 0 ? layout_.doorbell(c.writer) : layout_.p2pDoorbell(c.writer, c.reader);
+}
+std::size_t Comm::ack(Channel c, int reader) const {
+  return c.reader < 0 ? layout_.ack(reader, c.writer) : layout_.p2pAck(c.writer, c.reader);
+}
+std::size_t Comm::slotHeader(Channel c, int s) const {
+  return c.reader < 0 ? layout_.slotHeader(c.writer, s) : layout_.p2pSlotHeader(c.writer, c.reader, s);
+}
+std::size_t Comm::slot(Channel c, int s) const {
+  return c.reader < 0 ? layout_.slot(c.writer, s) : layout_.p2pSlot(c.writer, c.reader, s);
+}
+int Comm::slots(Channel c) const { return c.reader < 0 ? options_.layout.chunks : kP2pChunks; }
+std::size_t Comm::slotBytes(Channel c) const {
+  return c.reader < 0 ? options_.layout.chunkBytes : layout_.p2pChunkBytes();
+}
+
+WriterRing& Comm::writerRing(Channel c) {
+  return writers_[static_cast<std::size_t>(c.reader < 0 ? 0 : 1 + c.reader)];
+}
+std::uint64_t& Comm::planned(Channel c) { return planned_[static_cast<std::size_t>(channelIndex(c))]; }
+std::uint64_t& Comm::doorbellSeen(Channel c) {
+  return doorbellSeen_[static_cast<std::size_t>(channelIndex(c))];
+}
+
+std::vector<std::byte>& Comm::scratch(std::size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_;
+}
+
+Status Comm::destroy() {
+  if (left_) return Status::success();
+  Status status = Status::success();
+  if (asyncError() == cxlcclSuccess) {
+    // Peers may still be reading this rank's slots: wait for their acknowledgements.
+    Waiter waiter(*this);
+    for (std::size_t i = 0; i < writers_.size() && status.ok(); ++i) {
+      Channel c = i == 0 ? Channel{rank_, -1} : Channel{rank_, static_cast<int>(i) - 1};
+      WriterRing& ring = writers_[i];
+      auto pending = [&](std::uint64_t seq, std::uint64_t readers, int* waitingOn) {
+        for (int r = 0; r < nranks_; ++r) {
+          if ((readers >> r & 1) == 0 || ring.ackSeen[static_cast<std::size_t>(r)] >= seq) continue;
+          ring.ackSeen[static_cast<std::size_t>(r)] = view_->load(ack(c, r));
+          if (ring.ackSeen[static_cast<std::size_t>(r)] < seq) {
+            *waitingOn = r;
+            return true;
+          }
+        }
+        return false;
+      };
+      for (;;) {
+        int waitingOn = -1;
+        bool busy = pending(ring.inlineSeq, ring.inlineReaders, &waitingOn);
+        for (std::size_t s = 0; s < ring.slotSeq.size() && !busy; ++s)
+          busy = pending(ring.slotSeq[s], ring.slotReaders[s], &waitingOn);
+        if (!busy) break;
+        status = waiter.idle(1ull << waitingOn);
+        if (!status.ok()) break;
+      }
+    }
+  }
+  CXLCCL_TRY(leave(RankState::left));
+  return status;
+}
+
+Status Comm::abort() {
+  aborting_.store(true);
+  return leave(RankState::aborted);
+}
+
+Status Comm::leave(RankState state) {
+  if (left_) return Status::success();
+  left_ = true;
+  stopHeartbeat();
+  view_->store(layout_.rankLine(rank_) + field::state, static_cast<std::uint64_t>(state));
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  bool last = true;
+  for (int r = 0; r < nranks_ && last; ++r) {
+    if (r == rank_ || peers_[static_cast<std::size_t>(r)].dead) continue;
+    auto other = static_cast<RankState>(view_->load(layout_.rankLine(r) + field::state));
+    last = other != RankState::active || deadOnThisHost(r);
+  }
+  if (last && pool_ != nullptr) return pool_->release(region_);
+  return Status::success();
+}
+
+}  // namespace cxlccl

@@ -1,0 +1,145 @@
+#pragma once
+// A communicator: one rank's handle on a region of the pool shared with nranks - 1 others.
+// It owns the region view, the rings' bookkeeping, the heartbeat thread and the error state.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "Layout.h"
+#include "Options.h"
+#include "Pool.h"
+#include "RegionView.h"
+#include "Status.h"
+
+namespace cxlccl {
+
+using Clock = std::chrono::steady_clock;
+
+// What a cxlcclUniqueId holds.
+struct UniqueIdData {
+  std::uint64_t magic;
+  std::uint64_t nonceHigh;
+  std::uint64_t nonceLow;
+  std::uint64_t poolGeneration;  // 0: not known (an id made from a job id)
+  char poolPath[96];
+};
+static_assert(sizeof(UniqueIdData) == CXLCCL_UNIQUE_ID_BYTES);
+inline constexpr std::uint64_t kUniqueIdMagic = 0x31444955434c4343ull;  // "CCLUID1"
+
+// A ring: the collective ring of `writer` (reader == -1), or the one it keeps for `reader`.
+struct Channel {
+  int writer = 0;
+  int reader = -1;
+  bool operator==(const Channel&) const = default;
+};
+
+// Bookkeeping of a ring this rank writes.
+struct WriterRing {
+  std::uint64_t published = 0;
+  std::vector<std::uint64_t> slotSeq;      // per slot: the sequence it holds (0: none)
+  std::vector<std::uint64_t> slotReaders;  // per slot: who must read it before it is reused
+  std::uint64_t inlineSeq = 0;             // the doorbell's inline message, until acknowledged
+  std::uint64_t inlineReaders = 0;
+  std::vector<std::uint64_t> ackSeen;      // per reader: the last acknowledgement seen
+};
+
+class Comm {
+ public:
+  static Status init(int nranks, int rank, const UniqueIdData& id, const Options& options,
+                     std::unique_ptr<Comm>* out);
+  ~Comm();
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  const Options& options() const { return options_; }
+  const Layout& layout() const { return layout_; }
+  const RegionView& view() const { return *view_; }
+
+  // The error that broke the communicator (cxlcclSuccess while it works) and its message.
+  cxlcclResult_t asyncError() const { return error_.load(std::memory_order_acquire); }
+  std::string asyncErrorMessage() const;
+  // Records `status` as the communicator's error (the first one stays) and returns it.
+  Status fail(const Status& status);
+  // Asks a call in progress on another thread to stop (CommAbort).
+  bool aborting() const { return aborting_.load(std::memory_order_relaxed); }
+
+  // Leaves after the peers have read everything this rank published; frees the region when last.
+  Status destroy();
+  Status abort();
+
+  // Ring geometry.
+  std::size_t doorbell(Channel c) const;
+  std::size_t ack(Channel c, int reader) const;
+  std::size_t slotHeader(Channel c, int slot) const;
+  std::size_t slot(Channel c, int slot) const;
+  int slots(Channel c) const;
+  std::size_t slotBytes(Channel c) const;
+
+  // Ring state, shared by the calls of this communicator.
+  WriterRing& writerRing(Channel c);
+  std::uint64_t& planned(Channel c);       // the last sequence planned on the ring
+  std::uint64_t& doorbellSeen(Channel c);  // the last doorbell value read on the ring
+  std::uint64_t nextOp() { return ++opIndex_; }
+  // Point to point: the index of the next message on the ring (sender and receiver agree).
+  std::uint64_t nextMessage(Channel c) { return ++messages_[static_cast<std::size_t>(channelIndex(c))]; }
+  int channelIndex(Channel c) const;
+  int channelCount() const { return nranks_ + nranks_ * nranks_; }
+  std::vector<std::byte>& scratch(std::size_t bytes);
+
+  // Fails when `peer` aborted, left or stopped its heartbeat (called while waiting on it).
+  Status checkPeer(int peer, Clock::time_point now);
+  std::string describeRank(int peer) const;
+
+ private:
+  Comm() = default;
+  Status attach(const UniqueIdData& id);
+  Status waitForRanks();
+  void startHeartbeat();
+  void stopHeartbeat();
+  Status leave(RankState state);
+  bool deadOnThisHost(int peer) const;
+
+  int rank_ = 0;
+  int nranks_ = 1;
+  Options options_;
+  Layout layout_{LayoutParams{}};
+  std::shared_ptr<Pool> pool_;
+  RegionInfo region_;
+  std::unique_ptr<RegionView> view_;
+
+  std::vector<WriterRing> writers_;  // my collective ring, then my p2p ring for each peer
+  std::vector<std::uint64_t> planned_;
+  std::vector<std::uint64_t> doorbellSeen_;
+  std::vector<std::uint64_t> messages_;
+  std::uint64_t opIndex_ = 0;
+  std::vector<std::byte> scratch_;
+
+  struct PeerWatch {
+    std::uint64_t heartbeat = 0;
+    Clock::time_point changedAt{};
+    bool dead = false;
+  };
+  std::vector<PeerWatch> peers_;
+
+  std::atomic<cxlcclResult_t> error_{cxlcclSuccess};
+  mutable std::mutex errorMutex_;
+  std::string errorMessage_;
+  std::atomic<bool> aborting_{false};
+  bool left_ = false;
+
+  std::thread heartbeat_;
+  std::mutex heartbeatMutex_;
+  std::condition_variable heartbeatWake_;
+  bool heartbeatStop_ = false;
+};
+
+}  // namespace cxlccl

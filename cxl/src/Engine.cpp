@@ -1,0 +1,303 @@
+#include "Engine.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "Reduce.h"
+
+namespace cxlccl {
+namespace {
+
+constexpr std::size_t kCopyStep = 256 << 10;  // local copies advance this much per idle round
+
+std::uint64_t tagOf(std::uint64_t op, std::uint64_t hash) { return op << 32 | (hash & 0xffffffffu); }
+
+}  // namespace
+
+Operation::Operation(Comm& comm) : comm_(comm) {
+  cursors_.resize(static_cast<std::size_t>(comm.channelCount()));
+}
+
+void Operation::begin(std::uint64_t op, std::uint64_t hash) {
+  op_ = op;
+  hash_ = hash;
+  publishes_.clear();
+  fetches_.clear();
+  combines_.clear();
+  inputs_.clear();
+  copies_.clear();
+  for (int index : touched_) {
+    cursors_[static_cast<std::size_t>(index)].ranges.clear();
+    cursors_[static_cast<std::size_t>(index)].head = 0;
+  }
+  touched_.clear();
+  status_ = Status::success();
+}
+
+void Operation::setReduction(cxlcclDataType_t type, cxlcclRedOp_t redOp) {
+  type_ = type;
+  redOp_ = redOp;
+  typeBytes_ = typeSize(type);
+}
+
+std::uint64_t Operation::chunksOf(Channel c, std::size_t bytes) const {
+  std::size_t slot = comm_.slotBytes(c);
+  return (bytes + slot - 1) / slot;
+}
+
+std::size_t Operation::chunkBytes(Channel c, std::size_t bytes, std::uint64_t k) const {
+  std::size_t slot = comm_.slotBytes(c);
+  return std::min(slot, bytes - static_cast<std::size_t>(k) * slot);
+}
+
+void Operation::expect(Channel c, std::uint64_t first, std::uint64_t chunks) {
+  int index = comm_.channelIndex(c);
+  Cursor& cursor = cursors_[static_cast<std::size_t>(index)];
+  if (cursor.ranges.empty()) touched_.push_back(index);
+  cursor.ranges.push_back({first, first + chunks - 1});
+}
+
+Operation::PieceRef Operation::piece(Channel c, std::size_t bytes, std::uint64_t readers,
+                                     const void* src, void* dst) {
+  std::uint64_t chunks = chunksOf(c, bytes);
+  PieceRef ref{c, comm_.planned(c) + 1, op_, hash_};
+  comm_.planned(c) += chunks;
+  if (chunks == 0) return ref;
+  if (c.writer == comm_.rank()) {
+    publishes_.push_back({op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers,
+                          ref.firstSeq, chunks, 0, -1});
+  } else if ((readers >> comm_.rank() & 1) != 0) {
+    expect(c, ref.firstSeq, chunks);
+    if (dst != nullptr)
+      fetches_.push_back({op_, hash_, c, static_cast<std::byte*>(dst), bytes, ref.firstSeq, chunks, 0});
+  }
+  return ref;
+}
+
+void Operation::publishCombined(Channel c, std::size_t bytes, std::uint64_t readers,
+                                const void* src, int combineIndex) {
+  piece(c, bytes, readers, src, nullptr);
+  if (c.writer == comm_.rank() && bytes > 0) publishes_.back().readyCombine = combineIndex;
+}
+
+int Operation::combine(void* dst, std::size_t bytes, const std::vector<Input>& inputs) {
+  Channel any{comm_.rank(), -1};
+  combines_.push_back({static_cast<std::byte*>(dst), bytes, inputs_.size(), inputs.size(),
+                       chunksOf(any, bytes), 0, 0});
+  inputs_.insert(inputs_.end(), inputs.begin(), inputs.end());
+  return static_cast<int>(combines_.size()) - 1;
+}
+
+void Operation::copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0 || dst == src) return;
+  copies_.push_back({static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), bytes, 0});
+}
+
+bool Operation::acked(Channel c, WriterRing& ring, std::uint64_t seq, std::uint64_t readers) {
+  for (int r = 0; readers != 0; ++r, readers >>= 1) {
+    if ((readers & 1) == 0) continue;
+    std::uint64_t& seen = ring.ackSeen[static_cast<std::size_t>(r)];
+    if (seen >= seq) continue;
+    seen = comm_.view().load(comm_.ack(c, r));
+    if (seen < seq) {
+      waitMask_ |= 1ull << r;
+      return false;
+    }
+  }
+  return true;
+}
+
+Operation::Step Operation::mismatch(const PieceRef& piece, const char* what) {
+  status_ = Status::error(cxlcclInvalidUsage, comm_.describeRank(piece.channel.writer), " ", what,
+                          " than this rank (rank ", comm_.rank(), "): the ranks called ",
+                          piece.channel.reader < 0 ? "collective" : "send/recv", " number ",
+                          piece.op, " with different arguments (count, type, op or root)");
+  return Step::failed;
+}
+
+Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::size_t bytes,
+                                 const std::byte** data) {
+  Channel c = piece.channel;
+  std::uint64_t seq = piece.firstSeq + k;
+  Cursor& cursor = cursors_[static_cast<std::size_t>(comm_.channelIndex(c))];
+  if (cursor.head >= cursor.ranges.size() || cursor.ranges[cursor.head].next != seq)
+    return Step::blocked;  // an earlier piece of this ring is still being read
+  const RegionView& view = comm_.view();
+  std::size_t doorbell = comm_.doorbell(c);
+  std::uint64_t& seen = comm_.doorbellSeen(c);
+  const std::uint64_t tag = tagOf(piece.op, piece.hash);
+  if (seen < seq) {
+    seen = view.load(doorbell + field::seq);
+    if (seen < seq) {
+      std::uint64_t published = view.peek(doorbell + field::tag);
+      if (published >> 32 == tag >> 32 && published != tag)
+        return mismatch(piece, "published a different call");
+      waitMask_ |= 1ull << c.writer;
+      return Step::blocked;
+    }
+  }
+  std::size_t header = doorbell;
+  std::size_t dataAt = doorbell + field::payload;
+  if (bytes > comm_.layout().inlineBytes()) {
+    int slot = static_cast<int>((seq - 1) % static_cast<std::uint64_t>(comm_.slots(c)));
+    header = comm_.slotHeader(c, slot);
+    dataAt = comm_.slot(c, slot);
+    view.refresh(header, field::payload);
+  } else {
+    view.refresh(header, field::payload + bytes);
+  }
+  if (view.peek(header + field::seq) != seq || view.peek(header + field::tag) != tag ||
+      view.peek(header + field::bytes) != bytes)
+    return mismatch(piece, "published a different piece");
+  if (dataAt != doorbell + field::payload) view.refresh(dataAt, bytes);
+  *data = view.at(dataAt);
+  return Step::moved;
+}
+
+void Operation::consumed(Channel c, std::uint64_t seq) {
+  comm_.view().store(comm_.ack(c, comm_.rank()), seq);
+  Cursor& cursor = cursors_[static_cast<std::size_t>(comm_.channelIndex(c))];
+  Range& range = cursor.ranges[cursor.head];
+  if (range.next++ == range.last) ++cursor.head;
+}
+
+Operation::Step Operation::stepPublish(Publish& t) {
+  std::size_t offset = static_cast<std::size_t>(t.done) * comm_.slotBytes(t.c);
+  std::size_t bytes = chunkBytes(t.c, t.bytes, t.done);
+  if (t.readyCombine >= 0 &&
+      combines_[static_cast<std::size_t>(t.readyCombine)].doneBytes < offset + bytes)
+    return Step::blocked;
+  std::uint64_t seq = t.firstSeq + t.done;
+  WriterRing& ring = comm_.writerRing(t.c);
+  if (seq != ring.published + 1) return Step::blocked;  // a ring is written strictly in order
+  // The doorbell's inline message, and the slot's last occupant, must have been read by all.
+  if (!acked(t.c, ring, ring.inlineSeq, ring.inlineReaders)) return Step::blocked;
+  const RegionView& view = comm_.view();
+  std::size_t doorbell = comm_.doorbell(t.c);
+  bool inlined = bytes <= comm_.layout().inlineBytes();
+  if (inlined) {
+    std::memcpy(view.at(doorbell + field::payload), t.src + offset, bytes);
+    ring.inlineSeq = seq;
+    ring.inlineReaders = t.readers;
+  } else {
+    auto slot = static_cast<std::size_t>((seq - 1) % static_cast<std::uint64_t>(comm_.slots(t.c)));
+    if (!acked(t.c, ring, ring.slotSeq[slot], ring.slotReaders[slot])) return Step::blocked;
+    std::size_t data = comm_.slot(t.c, static_cast<int>(slot));
+    std::memcpy(view.at(data), t.src + offset, bytes);
+    view.publish(data, bytes);
+    std::size_t header = comm_.slotHeader(t.c, static_cast<int>(slot));
+    view.poke(header + field::seq, seq);
+    view.poke(header + field::tag, tagOf(t.op, t.hash));
+    view.poke(header + field::bytes, bytes);
+    view.publish(header, field::payload);
+    ring.slotSeq[slot] = seq;
+    ring.slotReaders[slot] = t.readers;
+  }
+  view.poke(doorbell + field::tag, tagOf(t.op, t.hash));
+  view.poke(doorbell + field::bytes, bytes);
+  view.publish(doorbell + field::tag, field::payload - field::tag + (inlined ? bytes : 0));
+  view.store(doorbell + field::seq, seq);  // the doorbell: last, after everything it announces
+  ring.published = seq;
+  ++t.done;
+  return Step::moved;
+}
+
+Operation::Step Operation::stepFetch(Fetch& t) {
+  const std::byte* data = nullptr;
+  std::size_t bytes = chunkBytes(t.c, t.bytes, t.done);
+  PieceRef piece{t.c, t.firstSeq, t.op, t.hash};
+  Step step = ready(piece, t.done, bytes, &data);
+  if (step != Step::moved) return step;
+  std::memcpy(t.dst + static_cast<std::size_t>(t.done) * comm_.slotBytes(t.c), data, bytes);
+  consumed(t.c, t.firstSeq + t.done);
+  ++t.done;
+  return Step::moved;
+}
+
+Operation::Step Operation::stepCombine(Combine& t) {
+  Channel any{comm_.rank(), -1};
+  std::size_t offset = static_cast<std::size_t>(t.done) * comm_.slotBytes(any);
+  std::size_t bytes = chunkBytes(any, t.bytes, t.done);
+  const Input* inputs = inputs_.data() + t.firstInput;
+  // Every remote input's chunk must be there before any is reduced.
+  const std::byte* data[kMaxRanks];
+  for (std::size_t i = 0; i < t.inputCount; ++i) {
+    if (inputs[i].local != nullptr) {
+      data[i] = inputs[i].local + offset;
+      continue;
+    }
+    Step step = ready(inputs[i].piece, t.done, bytes, &data[i]);
+    if (step != Step::moved) return step;
+  }
+  std::byte* dst = t.dst + offset;
+  std::byte* acc = dst;
+  for (std::size_t i = 1; i < t.inputCount; ++i) {
+    if (data[i] < dst + bytes && dst < data[i] + bytes) acc = comm_.scratch(bytes).data();
+  }
+  if (acc != data[0]) std::memcpy(acc, data[0], bytes);
+  for (std::size_t i = 1; i < t.inputCount; ++i) reduceInto(acc, data[i], bytes / typeBytes_, type_, redOp_);
+  if (acc != dst) std::memcpy(dst, acc, bytes);
+  for (std::size_t i = 0; i < t.inputCount; ++i) {
+    if (inputs[i].local == nullptr) consumed(inputs[i].piece.channel, inputs[i].piece.firstSeq + t.done);
+  }
+  ++t.done;
+  t.doneBytes = offset + bytes;
+  return Step::moved;
+}
+
+bool Operation::stepCopy(Copy& t) {
+  if (t.done == t.bytes) return false;
+  std::size_t bytes = std::min(kCopyStep, t.bytes - t.done);
+  std::memmove(t.dst + t.done, t.src + t.done, bytes);
+  t.done += bytes;
+  return true;
+}
+
+Status Operation::run() {
+  Waiter waiter(comm_);
+  for (;;) {
+    bool moved = false;
+    bool pending = false;
+    waitMask_ = 0;
+    auto account = [&](Step step) {
+      if (step == Step::moved) moved = true;
+      return step != Step::failed;
+    };
+    for (Publish& t : publishes_) {
+      if (t.done == t.chunks) continue;
+      if (!account(stepPublish(t))) return status_;
+      pending |= t.done < t.chunks;
+    }
+    for (Combine& t : combines_) {
+      if (t.done == t.chunks) continue;
+      if (!account(stepCombine(t))) return status_;
+      pending |= t.done < t.chunks;
+    }
+    for (Fetch& t : fetches_) {
+      if (t.done == t.chunks) continue;
+      if (!account(stepFetch(t))) return status_;
+      pending |= t.done < t.chunks;
+    }
+    if (!pending) break;
+    if (moved) {
+      waiter.progressed();
+      continue;
+    }
+    bool copied = false;
+    for (Copy& t : copies_) {
+      if (stepCopy(t)) {
+        copied = true;
+        break;
+      }
+    }
+    if (copied) continue;
+    CXLCCL_TRY(waiter.idle(waitMask_));
+  }
+  for (Copy& t : copies_) {
+    while (stepCopy(t)) {
+    }
+  }
+  return Status::success();
+}
+
+}  // namespace cxlccl

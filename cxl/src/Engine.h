@@ -1,0 +1,135 @@
+#pragma once
+// One call's work, planned then run. Planning is the same on every rank: for every writer, the
+// pieces it publishes in order, each cut into chunks of its ring's slot size that take the
+// ring's next sequence numbers; so every rank knows which sequence of which ring carries what,
+// with nothing exchanged. Running makes progress on all of this rank's pieces at once (publish a
+// chunk when its slot was read by all its readers, copy or reduce a chunk out when its doorbell
+// says it is there), so rings never deadlock and publishing overlaps reading.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "Comm.h"
+#include "Wait.h"
+
+namespace cxlccl {
+
+class Operation {
+ public:
+  explicit Operation(Comm& comm);
+
+  // Starts planning a call whose pieces carry `op` and `hash` (checked by readers: ranks that
+  // disagree on a call's arguments get an error, not wrong data).
+  void begin(std::uint64_t op, std::uint64_t hash);
+  void setReduction(cxlcclDataType_t type, cxlcclRedOp_t redOp);
+  // Point to point: the pieces planned next carry this message index and hash.
+  void tag(std::uint64_t op, std::uint64_t hash) {
+    op_ = op;
+    hash_ = hash;
+  }
+
+  // Plans `writer`'s next piece of `bytes` on ring `c`, read by the ranks in `readers`. This rank
+  // publishes it from `src` when it is the writer, copies it to `dst` when it is a reader and
+  // `dst` is set; returns the piece's index for combine() otherwise.
+  struct PieceRef {
+    Channel channel;
+    std::uint64_t firstSeq = 0;
+    std::uint64_t op = 0;
+    std::uint64_t hash = 0;
+  };
+  PieceRef piece(Channel c, std::size_t bytes, std::uint64_t readers, const void* src, void* dst);
+  // Like piece() for this rank as writer, publishing each chunk only once combine number
+  // `combineIndex` has produced it.
+  void publishCombined(Channel c, std::size_t bytes, std::uint64_t readers, const void* src,
+                       int combineIndex);
+  // dst = inputs[0] op inputs[1] op ... in rank order; an input is a local buffer or a piece.
+  struct Input {
+    const std::byte* local = nullptr;
+    PieceRef piece;
+  };
+  int combine(void* dst, std::size_t bytes, const std::vector<Input>& inputs);
+  // A copy inside this rank, done while waiting for peers.
+  void copy(void* dst, const void* src, std::size_t bytes);
+
+  Status run();
+
+ private:
+  enum class Step { moved, blocked, failed };
+  struct Publish {
+    std::uint64_t op;
+    std::uint64_t hash;
+    Channel c;
+    const std::byte* src;
+    std::size_t bytes;
+    std::uint64_t readers;
+    std::uint64_t firstSeq;
+    std::uint64_t chunks;
+    std::uint64_t done;
+    int readyCombine;
+  };
+  struct Fetch {
+    std::uint64_t op;
+    std::uint64_t hash;
+    Channel c;
+    std::byte* dst;
+    std::size_t bytes;
+    std::uint64_t firstSeq;
+    std::uint64_t chunks;
+    std::uint64_t done;
+  };
+  struct Combine {
+    std::byte* dst;
+    std::size_t bytes;
+    std::size_t firstInput;
+    std::size_t inputCount;
+    std::uint64_t chunks;
+    std::uint64_t done;
+    std::size_t doneBytes;
+  };
+  struct Copy {
+    std::byte* dst;
+    const std::byte* src;
+    std::size_t bytes;
+    std::size_t done;
+  };
+  struct Range {
+    std::uint64_t next;
+    std::uint64_t last;
+  };
+  // The sequences this rank consumes on one ring, in order (a ring is read strictly in order).
+  struct Cursor {
+    std::vector<Range> ranges;
+    std::size_t head = 0;
+  };
+
+  std::uint64_t chunksOf(Channel c, std::size_t bytes) const;
+  std::size_t chunkBytes(Channel c, std::size_t bytes, std::uint64_t k) const;
+  void expect(Channel c, std::uint64_t first, std::uint64_t chunks);
+  bool acked(Channel c, WriterRing& ring, std::uint64_t seq, std::uint64_t readers);
+  Step ready(const PieceRef& piece, std::uint64_t k, std::size_t bytes, const std::byte** data);
+  void consumed(Channel c, std::uint64_t seq);
+  Step stepPublish(Publish& t);
+  Step stepFetch(Fetch& t);
+  Step stepCombine(Combine& t);
+  bool stepCopy(Copy& t);
+  Step mismatch(const PieceRef& piece, const char* what);
+
+  Comm& comm_;
+  std::uint64_t op_ = 0;
+  std::uint64_t hash_ = 0;
+  cxlcclDataType_t type_ = cxlcclUint8;
+  cxlcclRedOp_t redOp_ = cxlcclSum;
+  std::size_t typeBytes_ = 1;
+  std::vector<Publish> publishes_;
+  std::vector<Fetch> fetches_;
+  std::vector<Combine> combines_;
+  std::vector<Input> inputs_;
+  std::vector<Copy> copies_;
+  std::vector<Cursor> cursors_;
+  std::vector<int> touched_;
+  std::uint64_t waitMask_ = 0;
+  Status status_;
+};
+
+}  // namespace cxlccl

@@ -1,0 +1,86 @@
+#pragma once
+// Where everything sits in a communicator's region. Every flag has a line of its own
+// (`lineBytes`, a multiple of 64) written by exactly one rank:
+//   header                      rank 0, once, at creation
+//   rank line r                 rank r: state, heartbeat, pid, host
+//   doorbell w                  rank w: last published sequence of its ring, with the op, an
+//                               argument hash and, for small messages, the data inline
+//   ack (r, w)                  rank r: last sequence of w's ring it has finished reading
+//   p2p doorbell / ack (w, r)   the same for the ring rank w keeps for rank r alone
+//   slot headers                the writer: what each slot of its rings holds
+// then, 4 KiB-aligned, each rank's ring of `chunks` slots of `chunkBytes`, and its per-peer p2p
+// rings of kP2pChunks slots of chunkBytes / 4.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cxlccl {
+
+inline constexpr std::uint64_t kCommMagic = 0x314d4d4f434c4343ull;  // "CCLCOMM1"
+inline constexpr int kMaxRanks = 64;
+inline constexpr int kP2pChunks = 2;
+
+// Field offsets inside lines.
+namespace field {
+// header
+inline constexpr std::size_t magic = 0, nonceHigh = 8, nranks = 16, lineBytes = 24,
+                             chunkBytes = 32, chunks = 40, nonceLow = 48;
+// rank line
+inline constexpr std::size_t state = 0, heartbeat = 8, pid = 16, host = 24, kHostBytes = 40;
+// doorbell and slot header; the tag is (op << 32 | the low 32 bits of the argument hash), one
+// word so that a reader never pairs one call's op with another's hash
+inline constexpr std::size_t seq = 0, tag = 8, bytes = 16, payload = 32;
+}  // namespace field
+
+enum class RankState : std::uint64_t { absent = 0, active = 1, left = 2, aborted = 3 };
+
+struct LayoutParams {
+  int nranks = 1;
+  std::size_t lineBytes = 128;
+  std::size_t chunkBytes = 256 << 10;
+  int chunks = 8;
+};
+
+class Layout {
+ public:
+  explicit Layout(const LayoutParams& params);
+
+  const LayoutParams& params() const { return params_; }
+  std::size_t lineBytes() const { return params_.lineBytes; }
+  std::size_t bytes() const { return bytes_; }
+  std::size_t controlBytes() const { return dataOffset_; }
+  std::size_t inlineBytes() const { return params_.lineBytes - field::payload; }
+
+  std::size_t header() const { return 0; }
+  std::size_t rankLine(int r) const { return line(1 + r); }
+  std::size_t doorbell(int w) const { return line(1 + n() + w); }
+  std::size_t ack(int reader, int writer) const { return line(1 + 2 * n() + reader * n() + writer); }
+  std::size_t p2pDoorbell(int w, int r) const { return line(1 + 2 * n() + n() * n() + w * n() + r); }
+  std::size_t p2pAck(int w, int r) const { return line(1 + 2 * n() + 2 * n() * n() + w * n() + r); }
+  std::size_t slotHeader(int w, int slot) const {
+    return line(1 + 2 * n() + 3 * n() * n() + w * params_.chunks + slot);
+  }
+  std::size_t p2pSlotHeader(int w, int r, int slot) const {
+    return line(1 + 2 * n() + 3 * n() * n() + n() * params_.chunks + (w * n() + r) * kP2pChunks +
+                slot);
+  }
+  std::size_t slot(int w, int slot) const {
+    return dataOffset_ + (static_cast<std::size_t>(w) * params_.chunks + slot) * params_.chunkBytes;
+  }
+  std::size_t p2pChunkBytes() const { return params_.chunkBytes / 4; }
+  std::size_t p2pSlot(int w, int r, int slot) const {
+    return p2pOffset_ +
+           ((static_cast<std::size_t>(w) * n() + r) * kP2pChunks + slot) * p2pChunkBytes();
+  }
+
+ private:
+  int n() const { return params_.nranks; }
+  std::size_t line(std::size_t index) const { return index * params_.lineBytes; }
+
+  LayoutParams params_;
+  std::size_t dataOffset_ = 0;
+  std::size_t p2pOffset_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace cxlccl

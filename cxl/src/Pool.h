@@ -1,0 +1,83 @@
+#pragma once
+// A pool: the shared memory every rank maps. Its first 2 MiB hold a header (magic, version, size,
+// layout, generation, flags) and a table of regions, each allocated to one communicator; the
+// rest is handed out in 2 MiB-aligned regions. The header is checked on every attach.
+//
+// Writers of the table hold an flock on the pool (one host). Hosts that share a device pool must
+// allocate from one host, e.g. through the rank 0s of their jobs running there (docs/cxlccl.md).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Status.h"
+
+namespace cxlccl {
+
+inline constexpr std::size_t kPoolAlign = 2u << 20;
+inline constexpr std::uint32_t kPoolVersion = 1;
+inline constexpr std::uint32_t kPoolFlagCoherent = 1;  // one host: no cache-line flushes needed
+
+struct RegionNonce {
+  std::uint64_t high = 0;
+  std::uint64_t low = 0;
+  bool operator==(const RegionNonce&) const = default;
+};
+
+enum class RegionState : std::uint32_t { free = 0, ready = 2 };
+
+struct RegionInfo {
+  RegionNonce nonce;
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t generation = 0;  // the pool's generation when it was allocated
+  std::uint32_t nranks = 0;
+  std::uint32_t creatorPid = 0;
+};
+
+struct PoolFormat {
+  bool coherent = false;
+};
+
+class Pool {
+ public:
+  // Maps the pool at `path`: a device-DAX (/dev/daxX.Y), or a file (hugetlbfs, /dev/shm). A file
+  // that does not exist is created with `createBytes` and formatted (coherent: one host).
+  static Status open(const std::string& path, std::uint64_t createBytes, std::shared_ptr<Pool>* out);
+  // Writes a fresh header (a new generation): every region is forgotten.
+  static Status format(const std::string& path, std::uint64_t createBytes, PoolFormat format);
+  ~Pool();
+
+  const std::string& path() const { return path_; }
+  std::byte* base() const { return base_; }
+  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t generation() const;
+  bool coherent() const;
+
+  // Allocates `bytes` for a new communicator named `nonce`; an old region of that name is freed.
+  Status allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32_t nranks,
+                  RegionInfo* out);
+  // The ready region named `nonce`, if any (false when there is none yet).
+  bool find(const RegionNonce& nonce, RegionInfo* out) const;
+  // Frees the region if it is still the one described (same nonce, offset and generation).
+  Status release(const RegionInfo& region);
+  std::vector<RegionInfo> regions() const;
+  std::uint64_t freeBytes() const;
+
+ private:
+  Pool() = default;
+  Status lock() const;
+  void unlock() const;
+  void refreshHeader() const;
+  void publishHeader() const;
+
+  std::string path_;
+  int fd_ = -1;
+  std::byte* base_ = nullptr;
+  std::uint64_t bytes_ = 0;
+  std::uint64_t mappedBytes_ = 0;
+};
+
+}  // namespace cxlccl

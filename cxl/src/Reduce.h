@@ -1,0 +1,20 @@
+#pragma once
+// Element types and reduction operators.
+
+#include <cstddef>
+
+#include "cxlccl.h"
+
+namespace cxlccl {
+
+// Bytes per element; 0 for a type out of range.
+std::size_t typeSize(cxlcclDataType_t type);
+const char* typeName(cxlcclDataType_t type);
+const char* opName(cxlcclRedOp_t op);
+
+// acc[i] = acc[i] op in[i] for `count` elements. fp16 and bf16 are computed in float and rounded
+// to nearest even.
+void reduceInto(void* acc, const void* in, std::size_t count, cxlcclDataType_t type,
+                cxlcclRedOp_t op);
+
+}  // namespace cxlccl

@@ -1,0 +1,62 @@
+#include "Wait.h"
+
+#include <immintrin.h>
+#include <sched.h>
+
+#include <thread>
+
+#include "Comm.h"
+
+namespace cxlccl {
+namespace {
+
+constexpr std::uint32_t kSpinRounds = 256;    // ~10-20 µs of pause
+constexpr std::uint32_t kYieldRounds = 2048;  // then sched_yield, then sleeps
+constexpr auto kPeerCheckPeriod = std::chrono::milliseconds(5);
+
+}  // namespace
+
+void Backoff::sleepLonger(std::chrono::microseconds limit) {
+  std::this_thread::sleep_for(next_);
+  next_ = std::min(next_ * 2, limit);
+}
+
+Waiter::Waiter(Comm& comm) : comm_(comm) {}
+
+Status Waiter::idle(std::uint64_t peers) {
+  if (idleRounds_ < kSpinRounds) {
+    if (idleRounds_++ == 0) idleSince_ = lastCheck_ = Clock::now();
+    _mm_pause();
+    return Status::success();
+  }
+  ++idleRounds_;
+  if (idleRounds_ < kYieldRounds) {
+    sched_yield();
+  } else {
+    auto sleep = std::chrono::microseconds(std::min<std::uint32_t>((idleRounds_ - kYieldRounds) + 1, 500));
+    std::this_thread::sleep_for(sleep);
+  }
+  Clock::time_point now = Clock::now();
+  if (comm_.aborting())
+    return Status::error(cxlcclRemoteError, "the communicator was aborted (cxlcclCommAbort)");
+  if (now - lastCheck_ >= kPeerCheckPeriod) {
+    lastCheck_ = now;
+    for (int r = 0; r < comm_.nranks(); ++r) {
+      if ((peers >> r & 1) != 0) CXLCCL_TRY(comm_.checkPeer(r, now));
+    }
+  }
+  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - idleSince_);
+  if (waited.count() > comm_.options().timeoutMs) {
+    std::string on;
+    for (int r = 0; r < comm_.nranks(); ++r) {
+      if ((peers >> r & 1) != 0) on += (on.empty() ? "" : ", ") + comm_.describeRank(r);
+    }
+    return Status::error(cxlcclRemoteError, "no progress for ", waited.count(), " ms waiting on ",
+                         on.empty() ? "the peers" : on, " (timeout ", comm_.options().timeoutMs,
+                         " ms, CXLCCL_TIMEOUT_MS): a peer stalled, or the ranks called different "
+                         "collectives");
+  }
+  return Status::success();
+}
+
+}  // namespace cxlccl

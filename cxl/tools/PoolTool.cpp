@@ -1,0 +1,151 @@
+// cxlccl-pool: formats, inspects and cleans a libcxlccl pool.
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "CacheLines.h"
+#include "Layout.h"
+#include "Options.h"
+#include "Pool.h"
+
+using namespace cxlccl;
+
+namespace {
+
+int fail(const Status& status) {
+  std::fprintf(stderr, "cxlccl-pool: %s\n", status.message.c_str());
+  return 1;
+}
+
+std::uint64_t word(const std::byte* base, std::size_t offset) {
+  std::uint64_t value;
+  std::memcpy(&value, base + offset, sizeof value);
+  return value;
+}
+
+struct RankSample {
+  std::uint64_t state = 0;
+  std::uint64_t heartbeat = 0;
+};
+
+// The states and heartbeats of a region's ranks, read from its rank lines.
+std::vector<RankSample> sampleRanks(const Pool& pool, const RegionInfo& region) {
+  const std::byte* base = pool.base() + region.offset;
+  invalidateLines(base, 64);
+  std::vector<RankSample> ranks;
+  if (word(base, field::magic) != kCommMagic) return ranks;
+  LayoutParams params{static_cast<int>(word(base, field::nranks)), word(base, field::lineBytes),
+                      word(base, field::chunkBytes), static_cast<int>(word(base, field::chunks))};
+  if (params.nranks < 1 || params.nranks > kMaxRanks || params.lineBytes < 64) return ranks;
+  Layout layout(params);
+  for (int r = 0; r < params.nranks; ++r) {
+    std::size_t line = layout.rankLine(r);
+    invalidateLines(base + line, 64);
+    ranks.push_back({word(base, line + field::state), word(base, line + field::heartbeat)});
+  }
+  return ranks;
+}
+
+const char* stateName(std::uint64_t state) {
+  switch (static_cast<RankState>(state)) {
+    case RankState::absent: return "absent";
+    case RankState::active: return "active";
+    case RankState::left: return "left";
+    case RankState::aborted: return "aborted";
+  }
+  return "?";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Formats, inspects and cleans a libcxlccl pool (a device-DAX, or a file on /dev/shm "
+               "or hugetlbfs).\n\nExamples:\n"
+               "  cxlccl-pool format /dev/dax0.0            # hosts sharing a CXL device\n"
+               "  cxlccl-pool format /dev/shm/p --size 2G --coherent\n"
+               "  cxlccl-pool info /dev/shm/cxlccl.pool\n"
+               "  cxlccl-pool reclaim /dev/shm/cxlccl.pool  # free dead jobs' regions"};
+  app.require_subcommand(1);
+  std::string path;
+  std::string size = "1G";
+  bool coherent = false;
+  int waitMs = 4000;
+
+  auto* format = app.add_subcommand("format", "Write a new header: every region is forgotten");
+  format->add_option("path", path, "The pool")->required();
+  format->add_option("--size", size, "Size of a new file pool (K, M, G)")->capture_default_str();
+  format->add_flag("--coherent", coherent,
+                   "Ranks all run on this host: no cache-line flushes (default for files created "
+                   "by the library itself; a device is formatted non-coherent)");
+  auto* infoCmd = app.add_subcommand("info", "Print the header and the regions in use");
+  infoCmd->add_option("path", path, "The pool")->required();
+  auto* reclaim = app.add_subcommand("reclaim",
+                                     "Free regions whose ranks are all gone or whose heartbeats "
+                                     "stand still");
+  reclaim->add_option("path", path, "The pool")->required();
+  reclaim->add_option("--wait-ms", waitMs, "How long a heartbeat must stand still")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  if (format->parsed()) {
+    std::uint64_t bytes = 0;
+    if (!parseSize(size, &bytes)) {
+      std::fprintf(stderr, "cxlccl-pool: --size %s: expected a size such as 1G\n", size.c_str());
+      return 2;
+    }
+    Status status = Pool::format(path, bytes, PoolFormat{coherent});
+    if (!status.ok()) return fail(status);
+    std::printf("formatted %s (%s)\n", path.c_str(), coherent ? "coherent: one host" : "non-coherent: flushes");
+    return 0;
+  }
+  std::shared_ptr<Pool> pool;
+  Status status = Pool::open(path, 0, &pool);
+  if (!status.ok()) return fail(status);
+  if (infoCmd->parsed()) {
+    std::printf("pool %s: %llu bytes, generation %llu, %s, %llu bytes free\n", path.c_str(),
+                static_cast<unsigned long long>(pool->bytes()),
+                static_cast<unsigned long long>(pool->generation()),
+                pool->coherent() ? "coherent (one host)" : "non-coherent (flushes)",
+                static_cast<unsigned long long>(pool->freeBytes()));
+    std::printf("%-34s %12s %12s %6s %8s  %s\n", "region", "offset", "bytes", "ranks", "creator", "rank states");
+    for (const RegionInfo& region : pool->regions()) {
+      std::string states;
+      for (const RankSample& r : sampleRanks(*pool, region)) states += cat(stateName(r.state), " ");
+      std::printf("%016llx%016llx %12llu %12llu %6u %8u  %s\n",
+                  static_cast<unsigned long long>(region.nonce.high),
+                  static_cast<unsigned long long>(region.nonce.low),
+                  static_cast<unsigned long long>(region.offset),
+                  static_cast<unsigned long long>(region.bytes), region.nranks, region.creatorPid,
+                  states.c_str());
+    }
+    return 0;
+  }
+  // reclaim
+  std::vector<RegionInfo> regions = pool->regions();
+  std::vector<std::vector<RankSample>> before;
+  for (const RegionInfo& region : regions) before.push_back(sampleRanks(*pool, region));
+  std::printf("watching %zu regions' heartbeats for %d ms...\n", regions.size(), waitMs);
+  std::this_thread::sleep_for(std::chrono::milliseconds(waitMs));
+  int freed = 0;
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    std::vector<RankSample> after = sampleRanks(*pool, regions[i]);
+    bool alive = false;
+    for (std::size_t r = 0; r < after.size() && r < before[i].size(); ++r) {
+      alive |= after[r].state == static_cast<std::uint64_t>(RankState::active) &&
+               after[r].heartbeat != before[i][r].heartbeat;
+    }
+    if (alive) continue;
+    status = pool->release(regions[i]);
+    if (!status.ok()) return fail(status);
+    ++freed;
+  }
+  std::printf("freed %d of %zu regions\n", freed, regions.size());
+  return 0;
+}

@@ -1,0 +1,247 @@
+// A rank that dies, stalls or aborts makes the others' calls fail within the timeout, never
+// hang; bad arguments and bad pools are refused with a clear error.
+
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "Pool.h"
+#include "Ranks.h"
+
+using namespace cxlccl::test;
+
+namespace {
+
+cxlcclComm_t initRank(const cxlcclUniqueId& id, int n, int rank, int timeoutMs, int heartbeatMs) {
+  cxlcclConfig_t config = CXLCCL_CONFIG_INITIALIZER;
+  config.timeoutMs = timeoutMs;
+  config.heartbeatTimeoutMs = heartbeatMs;
+  cxlcclComm_t comm = nullptr;
+  if (cxlcclCommInitRankConfig(&comm, n, id, rank, &config) != cxlcclSuccess) {
+    std::fprintf(stderr, "rank %d: init: %s\n", rank, cxlcclGetLastError(nullptr));
+    return nullptr;
+  }
+  return comm;
+}
+
+// Exit codes of the surviving ranks: 0 when their call failed with `expected` and a message
+// containing `text` (or `otherText`: a survivor may learn of the failure from another survivor
+// that aborted first).
+int expectFailure(cxlcclComm_t comm, cxlcclResult_t result, cxlcclResult_t expected, const char* text,
+                  const char* otherText = nullptr) {
+  std::string message = cxlcclGetLastError(comm);
+  bool said = message.find(text) != std::string::npos ||
+              (otherText != nullptr && message.find(otherText) != std::string::npos);
+  if (result != expected || !said) {
+    std::fprintf(stderr, "expected %d with '%s', got %d: %s\n", expected, text, result, message.c_str());
+    return 1;
+  }
+  cxlcclResult_t async = cxlcclSuccess;
+  cxlcclCommGetAsyncError(comm, &async);
+  if (async != expected) return 2;
+  cxlcclCommAbort(comm);
+  return 0;
+}
+
+// Runs body(comm, rank) on the ranks of a new communicator in `pool`; their exit codes.
+std::vector<int> onRanks(int n, int timeoutMs, int heartbeatMs,
+                         const std::function<int(cxlcclComm_t, int)>& body) {
+  cxlcclUniqueId id;
+  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
+  return runRanks(n, [&](int rank) {
+    cxlcclComm_t comm = initRank(id, n, rank, timeoutMs, heartbeatMs);
+    return comm == nullptr ? 1 : body(comm, rank);
+  });
+}
+
+std::size_t regionsLeft(const std::string& path) {
+  std::shared_ptr<cxlccl::Pool> pool;
+  REQUIRE(cxlccl::Pool::open(path, 0, &pool).ok());
+  return pool->regions().size();
+}
+
+}  // namespace
+
+TEST_CASE("a rank killed mid-collective fails the others' call", "[cxl]") {
+  TempPool pool;
+  const std::size_t count = 16 << 20;  // 64 MiB of floats: the kill lands mid-call
+  std::vector<int> codes = onRanks(3, 60000, 300, [&](cxlcclComm_t comm, int rank) {
+    std::vector<float> send(count, 1.0f), recv(count * 3);
+    if (rank == 2) {
+      std::thread killer([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        raise(SIGKILL);
+      });
+      cxlcclAllGather(send.data(), recv.data(), count, cxlcclFloat, comm, nullptr);
+      killer.join();
+      return 3;  // not reached unless the call finished first
+    }
+    // The survivors go on calling until one fails (the first may finish before the kill).
+    for (int i = 0; i < 50; ++i) {
+      cxlcclResult_t result = cxlcclAllGather(send.data(), recv.data(), count, cxlcclFloat, comm, nullptr);
+      if (result != cxlcclSuccess) return expectFailure(comm, result, cxlcclRemoteError, "rank 2", "aborted the communicator");
+    }
+    return 4;
+  });
+  CHECK(codes[0] == 0);
+  CHECK(codes[1] == 0);
+  CHECK(codes[2] == 128 + SIGKILL);
+  CHECK(regionsLeft(pool.path()) == 0);  // the last survivor out freed the region
+}
+
+TEST_CASE("a rank that stalls fails the others' call after the timeout", "[cxl]") {
+  TempPool pool;
+  std::vector<int> codes = onRanks(2, 400, 5000, [&](cxlcclComm_t comm, int rank) {
+    std::vector<int> send(4, rank), recv(8);
+    if (rank == 1) {  // alive (its heartbeat goes on) but never calls
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      cxlcclCommAbort(comm);
+      return 0;
+    }
+    cxlcclResult_t result = cxlcclAllGather(send.data(), recv.data(), 4, cxlcclInt32, comm, nullptr);
+    return expectFailure(comm, result, cxlcclRemoteError, "no progress");
+  });
+  CHECK(codes[0] == 0);
+  CHECK(codes[1] == 0);
+}
+
+TEST_CASE("CommAbort makes the peers fail and frees the region", "[cxl]") {
+  TempPool pool;
+  std::vector<int> codes = onRanks(2, 30000, 5000, [&](cxlcclComm_t comm, int rank) {
+    if (rank == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return cxlcclCommAbort(comm) == cxlcclSuccess ? 0 : 2;
+    }
+    std::vector<double> data(1000, 1.0);
+    cxlcclResult_t result = cxlcclBroadcast(data.data(), data.data(), data.size(), cxlcclDouble, 1, comm, nullptr);
+    return expectFailure(comm, result, cxlcclRemoteError, "aborted");
+  });
+  CHECK(codes[0] == 0);
+  CHECK(codes[1] == 0);
+  CHECK(regionsLeft(pool.path()) == 0);
+}
+
+TEST_CASE("ranks that disagree on the count get an error not wrong data", "[cxl]") {
+  TempPool pool;
+  std::vector<int> codes = onRanks(2, 2000, 5000, [&](cxlcclComm_t comm, int rank) {
+    std::size_t count = rank == 0 ? 100 : 200;
+    std::vector<int> send(count, 1), recv(2 * count);
+    cxlcclResult_t result = cxlcclAllGather(send.data(), recv.data(), count, cxlcclInt32, comm, nullptr);
+    return expectFailure(comm, result, cxlcclInvalidUsage, "different arguments");
+  });
+  CHECK(codes[0] == 0);
+  CHECK(codes[1] == 0);
+}
+
+TEST_CASE("bad arguments are refused before anything moves", "[cxl]") {
+  TempPool pool;
+  std::vector<int> codes = onRanks(2, 30000, 5000, [&](cxlcclComm_t comm, int rank) {
+    std::vector<float> buf(64, 1.0f), out(128);
+    int failures = 0;
+    // Each refusal's own message, checked right after its call.
+    auto check = [&](cxlcclResult_t result, const char* text) {
+      std::string message = cxlcclGetLastError(comm);
+      if (result == cxlcclSuccess || message.find(text) == std::string::npos) {
+        std::fprintf(stderr, "rank %d: expected an error with '%s', got %d: %s\n", rank, text, result, message.c_str());
+        ++failures;
+      }
+    };
+    check(cxlcclAllGather(nullptr, out.data(), 64, cxlcclFloat, comm, nullptr), "sendbuff is NULL");
+    check(cxlcclBroadcast(buf.data(), buf.data(), 64, cxlcclFloat, 2, comm, nullptr), "root 2 is out of range");
+    check(cxlcclAllReduce(buf.data(), out.data(), 64, static_cast<cxlcclDataType_t>(42), cxlcclSum, comm, nullptr), "datatype 42");
+    check(cxlcclAllReduce(buf.data(), out.data(), 64, cxlcclFloat, static_cast<cxlcclRedOp_t>(9), comm, nullptr), "reduction op 9");
+    check(cxlcclSend(buf.data(), 64, cxlcclFloat, 5, comm, nullptr), "peer 5");
+    check(cxlcclAllGather(buf.data(), out.data(), SIZE_MAX / 2, cxlcclFloat, comm, nullptr), "overflows");
+    check(cxlcclAllGather(buf.data(), out.data(), 64, cxlcclFloat, comm, reinterpret_cast<cudaStream_t>(8)), "without CUDA");
+    check(cxlcclAllReduce(buf.data(), nullptr, 64, cxlcclFloat, cxlcclSum, comm, nullptr), "recvbuff is NULL");
+    check(cxlcclReduce(buf.data(), out.data(), 64, cxlcclFloat, cxlcclSum, -1, comm, nullptr), "root -1");
+    check(cxlcclAllGather(buf.data(), out.data(), 64, cxlcclFloat, nullptr, nullptr), "comm is NULL");
+    // The communicator still works after refusals.
+    if (cxlcclAllGather(buf.data(), out.data(), 64, cxlcclFloat, comm, nullptr) != cxlcclSuccess) ++failures;
+    if (cxlcclCommDestroy(comm) != cxlcclSuccess) ++failures;
+    return failures;
+  });
+  CHECK(codes[0] == 0);
+  CHECK(codes[1] == 0);
+}
+
+TEST_CASE("send and recv in a group pass messages larger than the ring", "[cxl]") {
+  TempPool pool;
+  const std::size_t count = 3 << 20;  // 12 MiB each way, the p2p ring holds 128 KiB
+  std::vector<int> codes = onRanks(2, 30000, 5000, [&](cxlcclComm_t comm, int rank) {
+    int peer = 1 - rank;
+    std::vector<std::int32_t> send(count), recv(count, -1);
+    for (std::size_t i = 0; i < count; ++i) send[i] = static_cast<std::int32_t>(i * 3 + static_cast<std::size_t>(rank));
+    cxlcclGroupStart();
+    cxlcclSend(send.data(), count, cxlcclInt32, peer, comm, nullptr);
+    cxlcclRecv(recv.data(), count, cxlcclInt32, peer, comm, nullptr);
+    if (cxlcclGroupEnd() != cxlcclSuccess) return 2;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (recv[i] != static_cast<std::int32_t>(i * 3 + static_cast<std::size_t>(peer))) return 3;
+    }
+    // Outside a group, a small message: rank 0 sends, rank 1 receives; sizes must agree.
+    std::int32_t small[5] = {1, 2, 3, 4, 5};
+    if (rank == 0 && cxlcclSend(small, 5, cxlcclInt32, 1, comm, nullptr) != cxlcclSuccess) return 4;
+    if (rank == 1) {
+      std::int32_t got[5] = {};
+      if (cxlcclRecv(got, 5, cxlcclInt32, 0, comm, nullptr) != cxlcclSuccess) return 5;
+      if (std::memcmp(got, small, sizeof small) != 0) return 6;
+    }
+    return cxlcclCommDestroy(comm) == cxlcclSuccess ? 0 : 7;
+  });
+  CHECK(codes[0] == 0);
+  CHECK(codes[1] == 0);
+  CHECK(regionsLeft(pool.path()) == 0);
+}
+
+TEST_CASE("a pool without a cxlccl header or with a stale generation is refused", "[cxl]") {
+  TempPool pool;
+  {
+    std::ofstream junk(pool.path());
+    junk << std::string(8 << 20, 'x');
+  }
+  cxlcclUniqueId id;
+  CHECK(cxlcclGetUniqueId(&id) == cxlcclInvalidUsage);
+  CHECK(std::string(cxlcclGetLastError(nullptr)).find("no cxlccl header (format it: cxlccl-pool format") != std::string::npos);
+
+  REQUIRE(cxlccl::Pool::format(pool.path(), 0, cxlccl::PoolFormat{true}).ok());
+  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
+  REQUIRE(cxlccl::Pool::format(pool.path(), 0, cxlccl::PoolFormat{true}).ok());  // a new generation
+  cxlcclComm_t comm = nullptr;
+  CHECK(cxlcclCommInitRank(&comm, 1, id, 0) == cxlcclInvalidUsage);
+  CHECK(std::string(cxlcclGetLastError(nullptr)).find("reformatted since") != std::string::npos);
+  CHECK(comm == nullptr);
+}
+
+TEST_CASE("ranks from the environment find each other by the job id", "[cxl]") {
+  TempPool pool;
+  setenv("CXLCCL_JOB_ID", ("env-test-" + std::to_string(getpid())).c_str(), 1);
+  std::vector<int> codes = runRanks(3, [&](int rank) {
+    setenv("CXLCCL_RANK", std::to_string(rank).c_str(), 1);
+    setenv("CXLCCL_NRANKS", "3", 1);
+    cxlcclComm_t comm = nullptr;
+    if (cxlcclCommInitEnv(&comm, nullptr) != cxlcclSuccess) return 1;
+    int n = 0, me = -1;
+    cxlcclCommCount(comm, &n);
+    cxlcclCommUserRank(comm, &me);
+    std::int64_t value = rank + 1, sum = 0;
+    if (cxlcclAllReduce(&value, &sum, 1, cxlcclInt64, cxlcclSum, comm, nullptr) != cxlcclSuccess) return 2;
+    if (n != 3 || me != rank || sum != 6) return 3;
+    return cxlcclCommDestroy(comm) == cxlcclSuccess ? 0 : 4;
+  });
+  unsetenv("CXLCCL_JOB_ID");
+  for (int code : codes) CHECK(code == 0);
+  unsetenv("CXLCCL_RANK");
+  cxlcclComm_t comm = nullptr;
+  CHECK(cxlcclCommInitEnv(&comm, nullptr) == cxlcclInvalidArgument);
+}

@@ -1,0 +1,44 @@
+#pragma once
+// Helpers for libcxlccl tests: ranks as forked processes sharing a pool file on /dev/shm, and
+// typed fills and checks.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cxlccl.h"
+
+namespace cxlccl::test {
+
+// A pool file of its own for one test, removed at the end; CXLCCL_POOL points at it meanwhile.
+class TempPool {
+ public:
+  TempPool();
+  ~TempPool();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Runs `body(rank)` in `nranks` forked processes; each one's exit status (128 + signal when
+// killed). A rank still running after `seconds` is killed (SIGKILL), so a hang fails, not blocks.
+std::vector<int> runRanks(int nranks, const std::function<int(int rank)>& body, int seconds = 120);
+
+// The value element i of `rank`'s buffer holds in case `seed`: small integers (non-negative for
+// unsigned types), so every sum and product the tests make is exact in every type, fp16 and bf16
+// included; products of 1, 2 and -1 stay within 2^8.
+std::int64_t inputValue(int rank, std::size_t i, std::uint64_t seed, bool forProduct,
+                        cxlcclDataType_t type);
+void fill(void* buffer, cxlcclDataType_t type, const std::vector<std::int64_t>& values);
+// The index of the first element that differs from `values`, or -1.
+long long firstMismatch(const void* buffer, cxlcclDataType_t type,
+                        const std::vector<std::int64_t>& values);
+// What `op` makes of a and b in `type`'s arithmetic (integers wrap like the library's).
+std::int64_t reduceRef(std::int64_t a, std::int64_t b, cxlcclRedOp_t op, cxlcclDataType_t type);
+
+std::size_t elementBytes(cxlcclDataType_t type);
+
+}  // namespace cxlccl::test
