@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "Copy.h"
 #include "Reduce.h"
 
 namespace cxlccl {
@@ -183,7 +184,7 @@ Operation::Step Operation::stepPublish(Publish& t) {
     auto slot = static_cast<std::size_t>((seq - 1) % static_cast<std::uint64_t>(comm_.slots(t.c)));
     if (!acked(t.c, ring, ring.slotSeq[slot], ring.slotReaders[slot])) return Step::blocked;
     std::size_t data = comm_.slot(t.c, static_cast<int>(slot));
-    std::memcpy(view.at(data), t.src + offset, bytes);
+    copyToPool(view.at(data), t.src + offset, bytes, view.mode() == Coherence::flush);
     view.publish(data, bytes);
     std::size_t header = comm_.slotHeader(t.c, static_cast<int>(slot));
     view.poke(header + field::seq, seq);

@@ -1,0 +1,42 @@
+#pragma once
+// One collectives benchmark, two transports: libcxlccl (cxlccl-perf) and Open MPI
+// (cxlccl-mpi-perf). Each transport implements Backend; the driver, the table (nccl-tests' columns
+// and bus-bandwidth factors) and the JSON are shared so the two are compared like for like.
+
+#include <cstddef>
+#include <string>
+
+namespace collperf {
+
+enum class Coll { allGather, broadcast, gather, scatter, reduce, allReduce, reduceScatter, allToAll, sendRecv };
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual int rank() const = 0;
+  virtual int nranks() const = 0;
+  // `count` elements of float per rank's block, as nccl-tests counts them.
+  virtual bool run(Coll coll, const float* send, float* recv, std::size_t count, int root) = 0;
+  virtual double maxOverRanks(double value) = 0;
+  virtual void barrier() = 0;
+  virtual std::string describe() const = 0;
+};
+
+struct Settings {
+  std::string collectives = "all";
+  std::size_t minBytes = 8;
+  std::size_t maxBytes = 64u << 20;
+  int factor = 2;
+  int warmup = 5;
+  int iters = 20;
+  int root = 0;
+  bool check = true;
+  std::string json;
+};
+
+// Parses the shared options (-b -e -f -w -n -r -c --json); returns false after printing usage.
+bool parseSettings(int argc, char** argv, const char* program, Settings* settings, int* ranks,
+                   std::string* extra);
+int runBenchmark(Backend& backend, const Settings& settings);
+
+}  // namespace collperf
