@@ -1,5 +1,6 @@
 #include "Comm.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -36,6 +37,7 @@ Status Comm::init(int nranks, int rank, const UniqueIdData& id, const Options& o
   comm->options_.layout.nranks = nranks;
   Status status = comm->attach(id);
   if (status.ok()) status = comm->waitForRanks();
+  if (status.ok()) comm->countRanksHere();
   if (!status.ok()) {
     if (comm->view_ != nullptr) comm->leave(RankState::aborted);
     return status;
@@ -153,6 +155,23 @@ Status Comm::waitForRanks() {
     }
   }
   return Status::success();
+}
+
+void Comm::countRanksHere() {
+  char mine[field::kHostBytes] = {};
+  gethostname(mine, sizeof mine - 1);
+  int here = 0;
+  for (int r = 0; r < nranks_; ++r) {
+    std::size_t line = layout_.rankLine(r);
+    view_->refresh(line, layout_.lineBytes());
+    here += std::strncmp(reinterpret_cast<const char*>(view_->at(line + field::host)), mine,
+                         sizeof mine - 1) == 0 ? 1 : 0;
+  }
+  cpu_set_t cpus;
+  int available = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  oversubscribed_ = here > available;
+  if (oversubscribed_)
+    info(here, " ranks on this host share ", available, " CPUs: waiting yields at once");
 }
 
 void Comm::startHeartbeat() {

@@ -59,6 +59,8 @@ class Comm {
   Comm& operator=(const Comm&) = delete;
 
   int rank() const { return rank_; }
+  // More ranks on this host than CPUs this process may run on: waiting should yield at once.
+  bool oversubscribed() const { return oversubscribed_; }
   int nranks() const { return nranks_; }
   const Options& options() const { return options_; }
   const Layout& layout() const { return layout_; }
@@ -103,6 +105,7 @@ class Comm {
   Comm() = default;
   Status attach(const UniqueIdData& id);
   Status waitForRanks();
+  void countRanksHere();
   void startHeartbeat();
   void stopHeartbeat();
   Status leave(RankState state);
@@ -135,6 +138,7 @@ class Comm {
   std::string errorMessage_;
   std::atomic<bool> aborting_{false};
   bool left_ = false;
+  bool oversubscribed_ = false;
 
   std::thread heartbeat_;
   std::mutex heartbeatMutex_;
