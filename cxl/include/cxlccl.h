@@ -50,10 +50,18 @@ typedef enum {
   cxlcclFloat32 = 7, cxlcclFloat = 7,
   cxlcclFloat64 = 8, cxlcclDouble = 8,
   cxlcclBfloat16 = 9,
-  cxlcclNumTypes = 10
+  cxlcclNumTypes = 10,
+  cxlcclDataTypeMax = 0x7fffffff /* any int is a value the library can check and refuse */
 } cxlcclDataType_t;
 
-typedef enum { cxlcclSum = 0, cxlcclProd = 1, cxlcclMax = 2, cxlcclMin = 3, cxlcclNumOps = 4 } cxlcclRedOp_t;
+typedef enum {
+  cxlcclSum = 0,
+  cxlcclProd = 1,
+  cxlcclMax = 2,
+  cxlcclMin = 3,
+  cxlcclNumOps = 4,
+  cxlcclRedOpMax = 0x7fffffff /* any int is a value the library can check and refuse */
+} cxlcclRedOp_t;
 
 /* How the library keeps the pool coherent between ranks. */
 typedef enum {

@@ -224,7 +224,8 @@ std::string Comm::describeRank(int peer) const {
              host[0] != '\0' ? host : "?", ")");
 }
 
-Status Comm::checkPeer(int peer, Clock::time_point now) {
+Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
+  *left = false;
   if (peer == rank_) return Status::success();
   PeerWatch& watch = peers_[static_cast<std::size_t>(peer)];
   std::size_t line = layout_.rankLine(peer);
@@ -232,7 +233,8 @@ Status Comm::checkPeer(int peer, Clock::time_point now) {
   auto state = static_cast<RankState>(view_->peek(line + field::state));
   if (state == RankState::aborted)
     return Status::error(cxlcclRemoteError, describeRank(peer), " aborted the communicator");
-  if (state == RankState::left)
+  *left = state == RankState::left;
+  if (*left)
     return Status::error(cxlcclRemoteError, describeRank(peer),
                          " left the communicator (CommDestroy) while this rank still waits on it: "
                          "the ranks did not call the same collectives");

@@ -98,7 +98,9 @@ class Comm {
   std::vector<std::byte>& scratch(std::size_t bytes);
 
   // Fails when `peer` aborted, left or stopped its heartbeat (called while waiting on it).
-  Status checkPeer(int peer, Clock::time_point now);
+  // `left` tells the one case that is not final: a peer may leave right after publishing what
+  // the caller waits for, so the caller looks once more before giving up.
+  Status checkPeer(int peer, Clock::time_point now, bool* left);
   std::string describeRank(int peer) const;
 
  private:

@@ -39,10 +39,17 @@ Status Waiter::idle(std::uint64_t peers) {
   Clock::time_point now = Clock::now();
   if (comm_.aborting())
     return Status::error(cxlcclRemoteError, "the communicator was aborted (cxlcclCommAbort)");
-  if (now - lastCheck_ >= kPeerCheckPeriod) {
+  if (now - lastCheck_ >= kPeerCheckPeriod || leftOnce_ != 0) {
     lastCheck_ = now;
     for (int r = 0; r < comm_.nranks(); ++r) {
-      if ((peers >> r & 1) != 0) CXLCCL_TRY(comm_.checkPeer(r, now));
+      if ((peers >> r & 1) == 0) continue;
+      bool left = false;
+      Status status = comm_.checkPeer(r, now, &left);
+      if (left && (leftOnce_ >> r & 1) == 0) {
+        leftOnce_ |= 1ull << r;  // what it published before leaving may not have been read yet
+        continue;
+      }
+      CXLCCL_TRY(status);
     }
   }
   auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - idleSince_);

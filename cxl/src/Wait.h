@@ -25,7 +25,10 @@ class Waiter {
  public:
   explicit Waiter(Comm& comm);
   // Called after a round that moved something.
-  void progressed() { idleRounds_ = 0; }
+  void progressed() {
+    idleRounds_ = 0;
+    leftOnce_ = 0;
+  }
   // Called after a round that moved nothing; `peers` is a mask of the ranks waited on. Fails on a
   // dead, departed or aborted peer, on CommAbort, or when nothing moved for the timeout.
   Status idle(std::uint64_t peers);
@@ -33,6 +36,7 @@ class Waiter {
  private:
   Comm& comm_;
   std::uint32_t idleRounds_ = 0;
+  std::uint64_t leftOnce_ = 0;  // peers seen gone once: one more round before failing
   std::chrono::steady_clock::time_point idleSince_{};
   std::chrono::steady_clock::time_point lastCheck_{};
 };

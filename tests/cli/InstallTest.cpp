@@ -18,6 +18,8 @@ TEST_CASE("cmake --install puts mtmd, mtmctl, the unit and the config in place a
   const std::string root = dest.path();
   CHECK(std::filesystem::exists(root + "/usr/local/sbin/mtmd"));
   CHECK(std::filesystem::exists(root + "/usr/local/bin/mtmctl"));
+  CHECK(std::filesystem::exists(root + "/usr/local/include/cxlccl.h"));
+  CHECK(std::filesystem::exists(root + "/usr/local/bin/cxlccl-pool"));
   CHECK(readFile(root + "/etc/mtm/mtm.yaml") == readFile(mtm::test::sourceDir() + "/config/mtm.yaml"));
   const auto unit = readFile(root + "/lib/systemd/system/mtmd.service");
   CHECK(unit.find("ExecStart=/usr/local/sbin/mtmd --config /etc/mtm/mtm.yaml\n") != std::string::npos);

@@ -75,7 +75,7 @@ std::size_t regionsLeft(const std::string& path) {
 TEST_CASE("a rank killed mid-collective fails the others' call", "[cxl]") {
   TempPool pool;
   const std::size_t count = 16 << 20;  // 64 MiB of floats: the kill lands mid-call
-  std::vector<int> codes = onRanks(3, 60000, 300, [&](cxlcclComm_t comm, int rank) {
+  std::vector<int> codes = onRanks(3, 60000, 1000, [&](cxlcclComm_t comm, int rank) {
     std::vector<float> send(count, 1.0f), recv(count * 3);
     if (rank == 2) {
       std::thread killer([] {
@@ -101,10 +101,10 @@ TEST_CASE("a rank killed mid-collective fails the others' call", "[cxl]") {
 
 TEST_CASE("a rank that stalls fails the others' call after the timeout", "[cxl]") {
   TempPool pool;
-  std::vector<int> codes = onRanks(2, 400, 5000, [&](cxlcclComm_t comm, int rank) {
+  std::vector<int> codes = onRanks(2, 1500, 5000, [&](cxlcclComm_t comm, int rank) {
     std::vector<int> send(4, rank), recv(8);
     if (rank == 1) {  // alive (its heartbeat goes on) but never calls
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      std::this_thread::sleep_for(std::chrono::milliseconds(4000));
       cxlcclCommAbort(comm);
       return 0;
     }
@@ -137,6 +137,8 @@ TEST_CASE("ranks that disagree on the count get an error not wrong data", "[cxl]
     std::size_t count = rank == 0 ? 100 : 200;
     std::vector<int> send(count, 1), recv(2 * count);
     cxlcclResult_t result = cxlcclAllGather(send.data(), recv.data(), count, cxlcclInt32, comm, nullptr);
+    // Both ranks see the mismatch; the first to abort must not beat the other's own check.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
     return expectFailure(comm, result, cxlcclInvalidUsage, "different arguments");
   });
   CHECK(codes[0] == 0);
