@@ -131,8 +131,9 @@ int runCase(cxlcclComm_t comm, int rank, int n, const Case& c) {
 }
 
 // Every case for the given sizes on one communicator of n ranks.
+// `sumOnly`: reductions with sum alone and out of place alone (the largest sizes).
 int runAll(int rank, int n, const cxlcclUniqueId& id, const std::vector<std::size_t>& counts,
-           int coherence, const std::vector<cxlcclDataType_t>& types) {
+           int coherence, const std::vector<cxlcclDataType_t>& types, bool sumOnly) {
   cxlcclConfig_t config = CXLCCL_CONFIG_INITIALIZER;
   config.coherence = coherence;
   config.timeoutMs = 60000;
@@ -147,9 +148,9 @@ int runAll(int rank, int n, const cxlcclUniqueId& id, const std::vector<std::siz
     for (int k = 0; k < 8; ++k) {
       Kind kind = static_cast<Kind>(k);
       for (cxlcclDataType_t type : types) {
-        int ops = reduces(kind) ? cxlcclNumOps : 1;
+        int ops = reduces(kind) && !sumOnly ? cxlcclNumOps : 1;
         for (int o = 0; o < ops; ++o) {
-          for (int inPlace = 0; inPlace < 2; ++inPlace) {
+          for (int inPlace = 0; inPlace < (sumOnly ? 1 : 2); ++inPlace) {
             Case c{kind, type, static_cast<cxlcclRedOp_t>(o), count,
                    inPlace == 1, static_cast<int>(seed % static_cast<std::uint64_t>(n)), seed};
             ++seed;
@@ -174,11 +175,11 @@ std::vector<cxlcclDataType_t> allTypes() {
 }
 
 void checkAllRanks(int n, const std::vector<std::size_t>& counts, int coherence,
-                   const std::vector<cxlcclDataType_t>& types = allTypes()) {
+                   const std::vector<cxlcclDataType_t>& types = allTypes(), bool sumOnly = false) {
   TempPool pool;
   cxlcclUniqueId id;
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
-  std::vector<int> codes = runRanks(n, [&](int rank) { return runAll(rank, n, id, counts, coherence, types); }, 600);
+  std::vector<int> codes = runRanks(n, [&](int rank) { return runAll(rank, n, id, counts, coherence, types, sumOnly); }, 600);
   for (int rank = 0; rank < n; ++rank) {
     INFO("rank " << rank << " of " << n);
     CHECK(codes[static_cast<std::size_t>(rank)] == 0);
@@ -205,6 +206,11 @@ CXL_RANKS_TEST(3)
 CXL_RANKS_TEST(4)
 CXL_RANKS_TEST(5)
 CXL_RANKS_TEST(8)
+
+// The top of the size range: 64 MiB per rank's buffer, every collective, on 2 ranks.
+TEST_CASE("every collective at 64 MiB on 2 ranks", "[cxl]") {
+  checkAllRanks(2, {16u << 20}, cxlcclCoherencePool, {cxlcclFloat32}, true);
+}
 
 TEST_CASE("every collective in the non-coherence simulation", "[cxl]") {
   int n = GENERATE(2, 3, 5);
