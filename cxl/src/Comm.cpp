@@ -132,6 +132,7 @@ Status Comm::attach(const UniqueIdData& id) {
   std::size_t line = layout_.rankLine(rank_);
   char host[field::kHostBytes] = {};
   gethostname(host, sizeof host - 1);
+  host_ = host;
   std::memcpy(view_->at(line + field::host), host, sizeof host);
   view_->poke(line + field::pid, static_cast<std::uint64_t>(getpid()));
   view_->poke(line + field::heartbeat, 1);
@@ -158,15 +159,8 @@ Status Comm::waitForRanks() {
 }
 
 void Comm::countRanksHere() {
-  char mine[field::kHostBytes] = {};
-  gethostname(mine, sizeof mine - 1);
   int here = 0;
-  for (int r = 0; r < nranks_; ++r) {
-    std::size_t line = layout_.rankLine(r);
-    view_->refresh(line, layout_.lineBytes());
-    here += std::strncmp(reinterpret_cast<const char*>(view_->at(line + field::host)), mine,
-                         sizeof mine - 1) == 0 ? 1 : 0;
-  }
+  for (int r = 0; r < nranks_; ++r) here += hostOf(r) == host_ ? 1 : 0;
   cpu_set_t cpus;
   int available = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
   oversubscribed_ = here > available;
@@ -215,13 +209,18 @@ Status Comm::fail(const Status& status) {
   return status;
 }
 
-std::string Comm::describeRank(int peer) const {
+std::string Comm::hostOf(int peer) const {
   std::size_t line = layout_.rankLine(peer);
   view_->refresh(line, layout_.lineBytes());
   char host[field::kHostBytes] = {};
   std::memcpy(host, view_->at(line + field::host), sizeof host - 1);
-  return cat("rank ", peer, " (pid ", view_->peek(line + field::pid), " on ",
-             host[0] != '\0' ? host : "?", ")");
+  return host;
+}
+
+std::string Comm::describeRank(int peer) const {
+  std::string host = hostOf(peer);
+  return cat("rank ", peer, " (pid ", view_->peek(layout_.rankLine(peer) + field::pid), " on ",
+             host.empty() ? "?" : host, ")");
 }
 
 Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
@@ -257,13 +256,9 @@ Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
 // A peer on this host whose process is gone is dead without waiting for its heartbeat; on
 // another host only the heartbeat tells (cxlccl-pool reclaim frees what such ranks leave).
 bool Comm::deadOnThisHost(int peer) const {
-  std::size_t line = layout_.rankLine(peer);
-  view_->refresh(line, layout_.lineBytes());
-  char host[field::kHostBytes] = {}, mine[field::kHostBytes] = {};
-  std::memcpy(host, view_->at(line + field::host), sizeof host - 1);
-  gethostname(mine, sizeof mine - 1);
-  auto pid = static_cast<pid_t>(view_->peek(line + field::pid));
-  return std::strcmp(host, mine) == 0 && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+  if (hostOf(peer) != host_) return false;
+  auto pid = static_cast<pid_t>(view_->peek(layout_.rankLine(peer) + field::pid));
+  return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 int Comm::channelIndex(Channel c) const {
@@ -290,6 +285,21 @@ std::size_t Comm::slotBytes(Channel c) const {
 WriterRing& Comm::writerRing(Channel c) {
   return writers_[static_cast<std::size_t>(c.reader < 0 ? 0 : 1 + c.reader)];
 }
+bool Comm::acked(Channel c, std::uint64_t seq, std::uint64_t readers, std::uint64_t* waitingOn) {
+  WriterRing& ring = writerRing(c);
+  for (int r = 0; readers != 0; ++r, readers >>= 1) {
+    if ((readers & 1) == 0) continue;
+    std::uint64_t& seen = ring.ackSeen[static_cast<std::size_t>(r)];
+    if (seen >= seq) continue;
+    seen = view_->load(ack(c, r));
+    if (seen < seq) {
+      *waitingOn |= 1ull << r;
+      return false;
+    }
+  }
+  return true;
+}
+
 std::uint64_t& Comm::planned(Channel c) { return planned_[static_cast<std::size_t>(channelIndex(c))]; }
 std::uint64_t& Comm::doorbellSeen(Channel c) {
   return doorbellSeen_[static_cast<std::size_t>(channelIndex(c))];
@@ -309,24 +319,13 @@ Status Comm::destroy() {
     for (std::size_t i = 0; i < writers_.size() && status.ok(); ++i) {
       Channel c = i == 0 ? Channel{rank_, -1} : Channel{rank_, static_cast<int>(i) - 1};
       WriterRing& ring = writers_[i];
-      auto pending = [&](std::uint64_t seq, std::uint64_t readers, int* waitingOn) {
-        for (int r = 0; r < nranks_; ++r) {
-          if ((readers >> r & 1) == 0 || ring.ackSeen[static_cast<std::size_t>(r)] >= seq) continue;
-          ring.ackSeen[static_cast<std::size_t>(r)] = view_->load(ack(c, r));
-          if (ring.ackSeen[static_cast<std::size_t>(r)] < seq) {
-            *waitingOn = r;
-            return true;
-          }
-        }
-        return false;
-      };
       for (;;) {
-        int waitingOn = -1;
-        bool busy = pending(ring.inlineSeq, ring.inlineReaders, &waitingOn);
-        for (std::size_t s = 0; s < ring.slotSeq.size() && !busy; ++s)
-          busy = pending(ring.slotSeq[s], ring.slotReaders[s], &waitingOn);
-        if (!busy) break;
-        status = waiter.idle(1ull << waitingOn);
+        std::uint64_t waitingOn = 0;
+        bool done = acked(c, ring.inlineSeq, ring.inlineReaders, &waitingOn);
+        for (std::size_t s = 0; s < ring.slotSeq.size() && done; ++s)
+          done = acked(c, ring.slotSeq[s], ring.slotReaders[s], &waitingOn);
+        if (done) break;
+        status = waiter.idle(waitingOn);
         if (!status.ok()) break;
       }
     }

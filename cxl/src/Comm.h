@@ -88,6 +88,9 @@ class Comm {
 
   // Ring state, shared by the calls of this communicator.
   WriterRing& writerRing(Channel c);
+  // Whether every rank in `readers` acknowledged `seq` on this rank's ring `c`; when not, the
+  // first that did not is added to `waitingOn`.
+  bool acked(Channel c, std::uint64_t seq, std::uint64_t readers, std::uint64_t* waitingOn);
   std::uint64_t& planned(Channel c);       // the last sequence planned on the ring
   std::uint64_t& doorbellSeen(Channel c);  // the last doorbell value read on the ring
   std::uint64_t nextOp() { return ++opIndex_; }
@@ -112,6 +115,7 @@ class Comm {
   void stopHeartbeat();
   Status leave(RankState state);
   bool deadOnThisHost(int peer) const;
+  std::string hostOf(int peer) const;  // as the peer wrote it in its rank line
 
   int rank_ = 0;
   int nranks_ = 1;
@@ -141,6 +145,7 @@ class Comm {
   std::atomic<bool> aborting_{false};
   bool left_ = false;
   bool oversubscribed_ = false;
+  std::string host_;  // this host's name, as written in this rank's line
 
   std::thread heartbeat_;
   std::mutex heartbeatMutex_;

@@ -94,20 +94,6 @@ void Operation::copy(void* dst, const void* src, std::size_t bytes) {
   copies_.push_back({static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), bytes, 0});
 }
 
-bool Operation::acked(Channel c, WriterRing& ring, std::uint64_t seq, std::uint64_t readers) {
-  for (int r = 0; readers != 0; ++r, readers >>= 1) {
-    if ((readers & 1) == 0) continue;
-    std::uint64_t& seen = ring.ackSeen[static_cast<std::size_t>(r)];
-    if (seen >= seq) continue;
-    seen = comm_.view().load(comm_.ack(c, r));
-    if (seen < seq) {
-      waitMask_ |= 1ull << r;
-      return false;
-    }
-  }
-  return true;
-}
-
 Operation::Step Operation::mismatch(const PieceRef& piece, const char* what) {
   status_ = Status::error(cxlcclInvalidUsage, comm_.describeRank(piece.channel.writer), " ", what,
                           " than this rank (rank ", comm_.rank(), "): the ranks called ",
@@ -172,7 +158,7 @@ Operation::Step Operation::stepPublish(Publish& t) {
   WriterRing& ring = comm_.writerRing(t.c);
   if (seq != ring.published + 1) return Step::blocked;  // a ring is written strictly in order
   // The doorbell's inline message, and the slot's last occupant, must have been read by all.
-  if (!acked(t.c, ring, ring.inlineSeq, ring.inlineReaders)) return Step::blocked;
+  if (!comm_.acked(t.c, ring.inlineSeq, ring.inlineReaders, &waitMask_)) return Step::blocked;
   const RegionView& view = comm_.view();
   std::size_t doorbell = comm_.doorbell(t.c);
   bool inlined = bytes <= comm_.layout().inlineBytes();
@@ -182,7 +168,7 @@ Operation::Step Operation::stepPublish(Publish& t) {
     ring.inlineReaders = t.readers;
   } else {
     auto slot = static_cast<std::size_t>((seq - 1) % static_cast<std::uint64_t>(comm_.slots(t.c)));
-    if (!acked(t.c, ring, ring.slotSeq[slot], ring.slotReaders[slot])) return Step::blocked;
+    if (!comm_.acked(t.c, ring.slotSeq[slot], ring.slotReaders[slot], &waitMask_)) return Step::blocked;
     std::size_t data = comm_.slot(t.c, static_cast<int>(slot));
     copyToPool(view.at(data), t.src + offset, bytes, view.mode() == Coherence::flush);
     view.publish(data, bytes);

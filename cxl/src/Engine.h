@@ -106,7 +106,6 @@ class Operation {
   std::uint64_t chunksOf(Channel c, std::size_t bytes) const;
   std::size_t chunkBytes(Channel c, std::size_t bytes, std::uint64_t k) const;
   void expect(Channel c, std::uint64_t first, std::uint64_t chunks);
-  bool acked(Channel c, WriterRing& ring, std::uint64_t seq, std::uint64_t readers);
   Step ready(const PieceRef& piece, std::uint64_t k, std::size_t bytes, const std::byte** data);
   void consumed(Channel c, std::uint64_t seq);
   Step stepPublish(Publish& t);

@@ -91,6 +91,19 @@ std::size_t wrongElements(Coll coll, const std::vector<float>& recv, std::size_t
 
 }  // namespace
 
+bool parseBytes(const std::string& text, std::size_t* bytes) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  std::string unit(end);
+  if (end == text.c_str() || v < 0) return false;
+  if (unit == "K" || unit == "k") v *= 1024;
+  else if (unit == "M" || unit == "m") v *= 1024 * 1024;
+  else if (unit == "G" || unit == "g") v *= 1024.0 * 1024 * 1024;
+  else if (!unit.empty()) return false;
+  *bytes = static_cast<std::size_t>(v);
+  return true;
+}
+
 bool parseSettings(int argc, char** argv, const char* program, Settings* s, int* ranks, std::string* extra) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -102,17 +115,12 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
       return argv[++i];
     };
     auto size = [&](const std::string& text) {
-      char* end = nullptr;
-      double v = std::strtod(text.c_str(), &end);
-      std::string unit(end);
-      if (unit == "K" || unit == "k") v *= 1024;
-      else if (unit == "M" || unit == "m") v *= 1024 * 1024;
-      else if (unit == "G" || unit == "g") v *= 1024.0 * 1024 * 1024;
-      else if (!unit.empty() || end == text.c_str()) {
+      std::size_t bytes = 0;
+      if (!parseBytes(text, &bytes)) {
         std::fprintf(stderr, "%s: %s %s: expected a size such as 64K\n", program, arg.c_str(), text.c_str());
         std::exit(2);
       }
-      return static_cast<std::size_t>(v);
+      return bytes;
     };
     if (arg == "-b") s->minBytes = size(value());
     else if (arg == "-e") s->maxBytes = size(value());

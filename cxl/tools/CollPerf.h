@@ -34,6 +34,9 @@ struct Settings {
   std::string json;
 };
 
+// "64", "64K", "1.5M", "2G" (binary units); false when the text is none of these.
+bool parseBytes(const std::string& text, std::size_t* bytes);
+
 // Parses the shared options (-b -e -f -w -n -r -c --json); returns false after printing usage.
 bool parseSettings(int argc, char** argv, const char* program, Settings* settings, int* ranks,
                    std::string* extra);

@@ -8,23 +8,19 @@
 #include <string>
 #include <vector>
 
+#include "CollPerf.h"
+
 int main(int argc, char** argv) {
   std::size_t minBytes = 64, maxBytes = 64u << 20;
   int factor = 4;
-  auto size = [](const char* text) {
-    char* end = nullptr;
-    double v = std::strtod(text, &end);
-    if (*end == 'K') v *= 1024;
-    if (*end == 'M') v *= 1024 * 1024;
-    if (*end == 'G') v *= 1024.0 * 1024 * 1024;
-    return static_cast<std::size_t>(v);
-  };
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string arg = argv[i];
-    if (arg == "-b") minBytes = size(argv[i + 1]);
-    else if (arg == "-e") maxBytes = size(argv[i + 1]);
+    bool ok = true;
+    if (arg == "-b") ok = collperf::parseBytes(argv[i + 1], &minBytes);
+    else if (arg == "-e") ok = collperf::parseBytes(argv[i + 1], &maxBytes);
     else if (arg == "-f") factor = std::atoi(argv[i + 1]);
-    else {
+    else ok = false;
+    if (!ok) {
       std::fprintf(stderr, "usage: cxlccl-memcpy-perf [-b MIN] [-e MAX] [-f FACTOR]\n");
       return 2;
     }
