@@ -11,6 +11,7 @@
 #include "Collectives.h"
 #include "Comm.h"
 #include "Engine.h"
+#include "Gpu.h"
 #include "Options.h"
 #include "Pool.h"
 #include "Reduce.h"
@@ -20,6 +21,7 @@
 struct cxlcclComm {
   std::unique_ptr<cxlccl::Comm> comm;
   std::unique_ptr<cxlccl::Operation> op;
+  std::unique_ptr<cxlccl::GpuContext> gpu;  // made by the first call given a stream
 };
 
 namespace cxlccl {
@@ -30,6 +32,7 @@ thread_local std::string lastError;
 struct GroupCall {
   cxlcclComm* comm;
   P2pCall call;
+  cudaStream_t stream;
 };
 struct GroupState {
   int depth = 0;
@@ -55,11 +58,100 @@ Status usable(const cxlcclComm* comm) {
   return Status::success();
 }
 
-Status checkStream(cudaStream_t stream, const char* call) {
-  if (stream != nullptr)
-    return Status::error(cxlcclUnhandledCudaError, call, ": a CUDA stream was given, but this "
-                         "libcxlccl was built without CUDA (host buffers take stream NULL)");
+// A call given a stream: the GPU context (made once, with the region registered for DMA), and
+// the stream's earlier work done, so inputs that kernels produced on it are there.
+Status prepareGpu(cxlcclComm* comm, cudaStream_t stream) {
+  if (comm->gpu == nullptr) {
+    CXLCCL_TRY(GpuContext::create(&comm->gpu));
+    const RegionView& view = comm->comm->view();
+    comm->gpu->registerHost(view.at(0), view.bytes());
+  }
+  return comm->gpu->synchronize(stream);
+}
+
+// Whether any of the buffers is GPU memory.
+Status anyOnDevice(const GpuContext& gpu, std::initializer_list<const void*> buffers, bool* device) {
+  *device = false;
+  for (const void* buffer : buffers) {
+    bool here = false;
+    if (buffer != nullptr) CXLCCL_TRY(gpu.onDevice(buffer, &here));
+    *device = *device || here;
+  }
   return Status::success();
+}
+
+bool reduces(Collective kind) {
+  return kind == Collective::reduce || kind == Collective::allReduce || kind == Collective::reduceScatter;
+}
+
+// A reduction on device buffers: the device buffers are copied to pinned host memory, reduced
+// there by the usual code, and the result copied back.
+Status runStagedReduction(cxlcclComm* comm, Collective kind, const CallArgs& args,
+                          cudaStream_t stream, bool needsRecv) {
+  GpuContext& gpu = *comm->gpu;
+  std::size_t n = static_cast<std::size_t>(comm->comm->nranks());
+  std::size_t bytes = args.count * typeSize(args.type);
+  std::size_t sendBytes = kind == Collective::reduceScatter ? bytes * n : bytes;
+  CallArgs host = args;
+  bool sendOnDevice = false, recvOnDevice = false;
+  CXLCCL_TRY(gpu.onDevice(args.send, &sendOnDevice));
+  if (needsRecv) CXLCCL_TRY(gpu.onDevice(args.recv, &recvOnDevice));
+  if (sendOnDevice) {
+    std::byte* staged = nullptr;
+    CXLCCL_TRY(gpu.staging(0, sendBytes, &staged));
+    CXLCCL_TRY(gpu.copy(staged, args.send, sendBytes, stream));
+    host.send = staged;
+  }
+  if (recvOnDevice) {
+    std::byte* staged = nullptr;
+    CXLCCL_TRY(gpu.staging(1, bytes, &staged));
+    host.recv = staged;
+  }
+  comm->op->setGpu(nullptr, nullptr);
+  CXLCCL_TRY(runCollective(*comm->comm, *comm->op, kind, host));
+  if (recvOnDevice) CXLCCL_TRY(gpu.copy(args.recv, host.recv, bytes, stream));
+  return Status::success();
+}
+
+// Before anything moves: with a stream, whether the call's buffers are on the GPU (a stream
+// without a usable GPU is refused here, like a bad argument, and the comm stays usable).
+Status routeCall(cxlcclComm* comm, const std::vector<cudaStream_t>& streams,
+                 std::initializer_list<const void*> buffers, bool* device) {
+  *device = false;
+  bool anyStream = false;
+  for (cudaStream_t stream : streams) {
+    if (stream == nullptr) continue;
+    CXLCCL_TRY(prepareGpu(comm, stream));
+    anyStream = true;
+  }
+  if (anyStream) CXLCCL_TRY(anyOnDevice(*comm->gpu, buffers, device));
+  return Status::success();
+}
+
+Status runRouted(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaStream_t stream,
+                 bool device, bool needsRecv) {
+  if (device && reduces(kind)) return runStagedReduction(comm, kind, args, stream, needsRecv);
+  comm->op->setGpu(device ? comm->gpu.get() : nullptr, stream);
+  return runCollective(*comm->comm, *comm->op, kind, args);
+}
+
+// Runs one communicator's point-to-point calls (one, or a group's), through the GPU when a
+// buffer is on one; copies use the first stream given.
+Status runCalls(cxlcclComm* comm, const std::vector<P2pCall>& calls,
+                const std::vector<cudaStream_t>& streams) {
+  cudaStream_t stream = nullptr;
+  bool device = false;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    bool here = false;
+    const P2pCall& call = calls[i];
+    CXLCCL_TRY(routeCall(comm, {streams[i]}, {call.send ? call.sendBuffer : call.recvBuffer}, &here));
+    device = device || here;
+    if (stream == nullptr) stream = streams[i];
+  }
+  comm->op->setGpu(device ? comm->gpu.get() : nullptr, stream);
+  Status status = runPointToPoint(*comm->comm, *comm->op, calls.data(), calls.size());
+  if (!status.ok()) comm->comm->fail(status);
+  return status;
 }
 
 Status checkType(cxlcclDataType_t type, const char* call) {
@@ -99,11 +191,8 @@ cxlcclResult_t collective(cxlcclComm* comm, Collective kind, const CallArgs& arg
                           cudaStream_t stream) {
   const char* name = collectiveName(kind);
   Status status = usable(comm);
-  if (status.ok()) status = checkStream(stream, name);
   if (status.ok()) status = checkType(args.type, name);
-  if (status.ok() && (kind == Collective::reduce || kind == Collective::allReduce ||
-                      kind == Collective::reduceScatter))
-    status = checkOp(args.op, name);
+  if (status.ok() && reduces(kind)) status = checkOp(args.op, name);
   if (!status.ok()) return report(status);
   int n = comm->comm->nranks();
   int me = comm->comm->rank();
@@ -120,7 +209,10 @@ cxlcclResult_t collective(cxlcclComm* comm, Collective kind, const CallArgs& arg
   if (status.ok() && needsSend) status = checkBuffer(args.send, args.count, name, "sendbuff");
   if (status.ok() && needsRecv) status = checkBuffer(args.recv, args.count, name, "recvbuff");
   if (!status.ok()) return report(status);
-  status = runCollective(*comm->comm, *comm->op, kind, args);
+  bool device = false;
+  status = routeCall(comm, {stream}, {needsSend ? args.send : nullptr, needsRecv ? args.recv : nullptr}, &device);
+  if (!status.ok()) return report(status);
+  status = runRouted(comm, kind, args, stream, device, needsRecv);
   if (!status.ok()) comm->comm->fail(status);
   return report(status);
 }
@@ -130,7 +222,6 @@ cxlcclResult_t pointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer,
                             cudaStream_t stream) {
   const char* name = send ? "Send" : "Recv";
   Status status = usable(comm);
-  if (status.ok()) status = checkStream(stream, name);
   if (status.ok()) status = checkType(type, name);
   if (status.ok()) status = checkRank(peer, comm->comm->nranks(), name, "peer");
   if (status.ok()) status = checkCount(count, 1, type, name);
@@ -138,12 +229,10 @@ cxlcclResult_t pointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer,
   if (!status.ok()) return report(status);
   P2pCall call{send, sendBuffer, recvBuffer, count * typeSize(type), peer};
   if (group.depth > 0) {
-    group.calls.push_back({comm, call});
+    group.calls.push_back({comm, call, stream});
     return cxlcclSuccess;
   }
-  status = runPointToPoint(*comm->comm, *comm->op, &call, 1);
-  if (!status.ok()) comm->comm->fail(status);
-  return report(status);
+  return report(runCalls(comm, {call}, {stream}));
 }
 
 Status randomNonce(RegionNonce* nonce) {
@@ -183,7 +272,7 @@ cxlcclResult_t initComm(cxlcclComm_t* out, int nranks, const UniqueIdData& id, i
   std::unique_ptr<Comm> comm;
   if (status.ok()) status = Comm::init(nranks, rank, id, options, &comm);
   if (!status.ok()) return report(status);
-  auto* handle = new cxlcclComm{std::move(comm), nullptr};
+  auto* handle = new cxlcclComm{std::move(comm), nullptr, nullptr};
   handle->op = std::make_unique<Operation>(*handle->comm);
   *out = handle;
   return cxlcclSuccess;
@@ -262,6 +351,7 @@ cxlcclResult_t cxlcclCommDestroy(cxlcclComm_t comm) {
   if (comm == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommDestroy: comm is NULL"));
   Status status = comm->comm->destroy();
   comm->op.reset();
+  comm->gpu.reset();
   delete comm;
   return report(status);
 }
@@ -270,6 +360,7 @@ cxlcclResult_t cxlcclCommAbort(cxlcclComm_t comm) {
   if (comm == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommAbort: comm is NULL"));
   Status status = comm->comm->abort();
   comm->op.reset();
+  comm->gpu.reset();
   delete comm;
   return report(status);
 }
@@ -369,16 +460,15 @@ cxlcclResult_t cxlcclGroupEnd(void) {
     if (done[i]) continue;
     cxlcclComm* comm = calls[i].comm;
     std::vector<P2pCall> mine;
+    std::vector<cudaStream_t> streams;
     for (std::size_t j = i; j < calls.size(); ++j) {
       if (calls[j].comm != comm) continue;
       mine.push_back(calls[j].call);
+      streams.push_back(calls[j].stream);
       done[j] = true;
     }
     Status status = usable(comm);
-    if (status.ok()) {
-      status = runPointToPoint(*comm->comm, *comm->op, mine.data(), mine.size());
-      if (!status.ok()) comm->comm->fail(status);
-    }
+    if (status.ok()) status = runCalls(comm, mine, streams);
     if (!status.ok() && first.ok()) first = status;
   }
   return report(first);

@@ -95,7 +95,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
       if (sendBytes < recvBytes + total && recvBytes < sendBytes + total) {
         // In place: blocks still to be sent would be overwritten by blocks received.
         std::vector<std::byte>& copy = comm.scratch(total);
-        std::memcpy(copy.data(), a.send, total);
+        CXLCCL_TRY(op.copyNow(copy.data(), a.send, total));
         send = copy.data();
       }
       for (int w = 0; w < n; ++w) {

@@ -94,6 +94,17 @@ void Operation::copy(void* dst, const void* src, std::size_t bytes) {
   copies_.push_back({static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), bytes, 0});
 }
 
+Status Operation::copyNow(void* dst, const void* src, std::size_t bytes) {
+  if (gpu_ != nullptr) return gpu_->copy(dst, src, bytes, stream_);
+  std::memcpy(dst, src, bytes);
+  return Status::success();
+}
+
+bool Operation::moveUser(void* dst, const void* src, std::size_t bytes) {
+  status_ = copyNow(dst, src, bytes);
+  return status_.ok();
+}
+
 Operation::Step Operation::mismatch(const PieceRef& piece, const char* what) {
   status_ = Status::error(cxlcclInvalidUsage, comm_.describeRank(piece.channel.writer), " ", what,
                           " than this rank (rank ", comm_.rank(), "): the ranks called ",
@@ -163,14 +174,18 @@ Operation::Step Operation::stepPublish(Publish& t) {
   std::size_t doorbell = comm_.doorbell(t.c);
   bool inlined = bytes <= comm_.layout().inlineBytes();
   if (inlined) {
-    std::memcpy(view.at(doorbell + field::payload), t.src + offset, bytes);
+    if (!moveUser(view.at(doorbell + field::payload), t.src + offset, bytes)) return Step::failed;
     ring.inlineSeq = seq;
     ring.inlineReaders = t.readers;
   } else {
     auto slot = static_cast<std::size_t>((seq - 1) % static_cast<std::uint64_t>(comm_.slots(t.c)));
     if (!comm_.acked(t.c, ring.slotSeq[slot], ring.slotReaders[slot], &waitMask_)) return Step::blocked;
     std::size_t data = comm_.slot(t.c, static_cast<int>(slot));
-    copyToPool(view.at(data), t.src + offset, bytes, view.mode() == Coherence::flush);
+    if (gpu_ != nullptr) {
+      if (!moveUser(view.at(data), t.src + offset, bytes)) return Step::failed;
+    } else {
+      copyToPool(view.at(data), t.src + offset, bytes, view.mode() == Coherence::flush);
+    }
     view.publish(data, bytes);
     std::size_t header = comm_.slotHeader(t.c, static_cast<int>(slot));
     view.poke(header + field::seq, seq);
@@ -195,7 +210,8 @@ Operation::Step Operation::stepFetch(Fetch& t) {
   PieceRef piece{t.c, t.firstSeq, t.op, t.hash};
   Step step = ready(piece, t.done, bytes, &data);
   if (step != Step::moved) return step;
-  std::memcpy(t.dst + static_cast<std::size_t>(t.done) * comm_.slotBytes(t.c), data, bytes);
+  if (!moveUser(t.dst + static_cast<std::size_t>(t.done) * comm_.slotBytes(t.c), data, bytes))
+    return Step::failed;
   consumed(t.c, t.firstSeq + t.done);
   ++t.done;
   return Step::moved;
@@ -232,12 +248,16 @@ Operation::Step Operation::stepCombine(Combine& t) {
   return Step::moved;
 }
 
-bool Operation::stepCopy(Copy& t) {
-  if (t.done == t.bytes) return false;
+Operation::Step Operation::stepCopy(Copy& t) {
+  if (t.done == t.bytes) return Step::blocked;
   std::size_t bytes = std::min(kCopyStep, t.bytes - t.done);
-  std::memmove(t.dst + t.done, t.src + t.done, bytes);
+  if (gpu_ != nullptr) {
+    if (!moveUser(t.dst + t.done, t.src + t.done, bytes)) return Step::failed;
+  } else {
+    std::memmove(t.dst + t.done, t.src + t.done, bytes);
+  }
   t.done += bytes;
-  return true;
+  return Step::moved;
 }
 
 Status Operation::run() {
@@ -270,19 +290,19 @@ Status Operation::run() {
       waiter.progressed();
       continue;
     }
-    bool copied = false;
+    Step copied = Step::blocked;
     for (Copy& t : copies_) {
-      if (stepCopy(t)) {
-        copied = true;
-        break;
-      }
+      copied = stepCopy(t);
+      if (copied != Step::blocked) break;
     }
-    if (copied) continue;
+    if (copied == Step::failed) return status_;
+    if (copied == Step::moved) continue;
     CXLCCL_TRY(waiter.idle(waitMask_));
   }
   for (Copy& t : copies_) {
-    while (stepCopy(t)) {
-    }
+    Step step = Step::moved;
+    while (step == Step::moved) step = stepCopy(t);
+    if (step == Step::failed) return status_;
   }
   return Status::success();
 }

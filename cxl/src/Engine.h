@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "Comm.h"
+#include "Gpu.h"
 #include "Wait.h"
 
 namespace cxlccl {
@@ -51,6 +52,14 @@ class Operation {
   int combine(void* dst, std::size_t bytes, const std::vector<Input>& inputs);
   // A copy inside this rank, done while waiting for peers.
   void copy(void* dst, const void* src, std::size_t bytes);
+  // Copies that read or write the caller's buffers go through `gpu` on `stream` (device
+  // buffers) until set back to nullptr; begin() keeps the setting.
+  void setGpu(const GpuContext* gpu, cudaStream_t stream) {
+    gpu_ = gpu;
+    stream_ = stream;
+  }
+  // A copy of the caller's buffers made at once, the same way.
+  Status copyNow(void* dst, const void* src, std::size_t bytes);
 
   Status run();
 
@@ -111,7 +120,8 @@ class Operation {
   Step stepPublish(Publish& t);
   Step stepFetch(Fetch& t);
   Step stepCombine(Combine& t);
-  bool stepCopy(Copy& t);
+  Step stepCopy(Copy& t);
+  bool moveUser(void* dst, const void* src, std::size_t bytes);
   Step mismatch(const PieceRef& piece, const char* what);
 
   Comm& comm_;
@@ -129,6 +139,8 @@ class Operation {
   std::vector<int> touched_;
   std::uint64_t waitMask_ = 0;
   Status status_;
+  const GpuContext* gpu_ = nullptr;
+  cudaStream_t stream_ = nullptr;
 };
 
 }  // namespace cxlccl

@@ -1,17 +1,10 @@
 #include "Pool.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <ctime>
 
 #include "CacheLines.h"
 
@@ -19,6 +12,7 @@ namespace cxlccl {
 namespace {
 
 constexpr char kMagic[8] = {'C', 'X', 'L', 'C', 'C', 'L', 'P', 'L'};
+constexpr char kStripeMagic[8] = {'C', 'X', 'L', 'C', 'C', 'L', 'S', 'T'};
 constexpr std::uint32_t kMaxRegions = 4096;
 constexpr std::size_t kTableOffset = 4096;
 
@@ -31,6 +25,18 @@ struct PoolHeader {
   std::uint64_t dataOffset;   // layout: the first allocatable byte
   std::uint32_t maxRegions;   // layout: entries in the region table
   std::uint32_t tableOffset;  // layout: where the table starts
+  std::uint32_t stripeDevices;  // striped over this many devices (0 in pools from before: one)
+  std::uint32_t pad;
+  std::uint64_t stripeBytes;
+};
+
+// The first stripe of each device after the first says which device of which pool it is, so
+// devices given in another order, or another pool's, are refused.
+struct StripeLabel {
+  char magic[8];
+  std::uint64_t generation;
+  std::uint32_t index;
+  std::uint32_t devices;
 };
 
 struct RegionEntry {
@@ -46,18 +52,7 @@ struct RegionEntry {
 };
 static_assert(sizeof(RegionEntry) == 64);
 static_assert(kTableOffset + kMaxRegions * sizeof(RegionEntry) <= kPoolAlign);
-
-bool isDeviceDax(const struct stat& st) { return S_ISCHR(st.st_mode); }
-
-// A device-DAX's size is in sysfs: /sys/dev/char/MAJ:MIN/size.
-Status daxSize(const std::string& path, const struct stat& st, std::uint64_t* bytes) {
-  std::string sysfs = cat("/sys/dev/char/", major(st.st_rdev), ":", minor(st.st_rdev), "/size");
-  std::ifstream in(sysfs);
-  if (!(in >> *bytes))
-    return Status::error(cxlcclSystemError, "pool ", path, ": a character device whose size ",
-                         sysfs, " cannot be read; is it a device-DAX (/dev/daxX.Y)?");
-  return Status::success();
-}
+static_assert(sizeof(PoolHeader) <= kTableOffset);
 
 std::uint64_t timeSeed() {
   struct timespec ts;
@@ -65,89 +60,26 @@ std::uint64_t timeSeed() {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
-}  // namespace
-
-static PoolHeader* header(std::byte* base) { return reinterpret_cast<PoolHeader*>(base); }
-static RegionEntry* table(std::byte* base) {
-  return reinterpret_cast<RegionEntry*>(base + kTableOffset);
+PoolHeader* header(std::byte* base) { return reinterpret_cast<PoolHeader*>(base); }
+RegionEntry* table(std::byte* base) { return reinterpret_cast<RegionEntry*>(base + kTableOffset); }
+StripeLabel* label(const PoolMapping& m, int device) {
+  return reinterpret_cast<StripeLabel*>(m.base() + static_cast<std::size_t>(device) * m.stripeBytes());
 }
+
+// Regions start after the header's 2 MiB, or after every device's first stripe when striped.
+std::uint64_t dataOffsetOf(const PoolMapping& m) {
+  return m.devices() == 1 ? kPoolAlign : static_cast<std::uint64_t>(m.devices()) * m.stripeBytes();
+}
+
+}  // namespace
 
 Status Pool::open(const std::string& path, std::uint64_t createBytes, std::shared_ptr<Pool>* out) {
   std::shared_ptr<Pool> pool(new Pool());
-  pool->path_ = path;
   bool created = false;
-  pool->fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (pool->fd_ < 0 && errno == ENOENT) {
-    pool->fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    created = pool->fd_ >= 0;
-    if (pool->fd_ < 0 && errno == EEXIST) pool->fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  }
-  if (pool->fd_ < 0)
-    return Status::system(cat("open pool ", path, " (set CXLCCL_POOL to a device-DAX or a file "
-                              "on /dev/shm or hugetlbfs)"),
-                          errno);
-  if (created) fchmod(pool->fd_, 0666);  // the umask must not lock other users' ranks out
-  created = false;  // decided under the lock: whoever finds the file empty formats it
-  struct stat st;
-  if (fstat(pool->fd_, &st) != 0) return Status::system(cat("stat pool ", path), errno);
-  CXLCCL_TRY(pool->lock());
+  CXLCCL_TRY(PoolMapping::open(path, createBytes, &pool->mapping_, &created));
   Status status;
-  if (isDeviceDax(st)) {
-    status = daxSize(path, st, &pool->bytes_);
-  } else {
-    if (fstat(pool->fd_, &st) != 0) status = Status::system(cat("stat pool ", path), errno);
-    pool->bytes_ = static_cast<std::uint64_t>(st.st_size);
-    if (status.ok() && pool->bytes_ == 0) {
-      std::uint64_t bytes = (createBytes + kPoolAlign - 1) / kPoolAlign * kPoolAlign;
-      if (ftruncate(pool->fd_, static_cast<off_t>(bytes)) != 0)
-        status = Status::system(cat("size pool ", path, " to ", bytes, " bytes"), errno);
-      pool->bytes_ = bytes;
-      created = true;
-    }
-  }
-  if (status.ok() && pool->bytes_ < 2 * kPoolAlign)
-    status = Status::error(cxlcclInvalidUsage, "pool ", path, " has ", pool->bytes_,
-                           " bytes; a pool needs at least 4 MiB");
-  if (status.ok()) {
-    pool->mappedBytes_ = pool->bytes_ / kPoolAlign * kPoolAlign;
-    void* base = mmap(nullptr, pool->mappedBytes_, PROT_READ | PROT_WRITE, MAP_SHARED, pool->fd_, 0);
-    if (base == MAP_FAILED) {
-      status = Status::system(cat("mmap pool ", path, " (", pool->mappedBytes_, " bytes)"), errno);
-      pool->mappedBytes_ = 0;
-    } else {
-      pool->base_ = static_cast<std::byte*>(base);
-    }
-  }
-  if (status.ok() && created) {
-    PoolHeader* h = header(pool->base_);
-    std::memset(pool->base_, 0, kTableOffset + kMaxRegions * sizeof(RegionEntry));
-    std::memcpy(h->magic, kMagic, sizeof kMagic);
-    h->version = kPoolVersion;
-    h->flags = kPoolFlagCoherent;  // created here: a file on this host
-    h->bytes = pool->mappedBytes_;
-    h->generation = timeSeed();
-    h->dataOffset = kPoolAlign;
-    h->maxRegions = kMaxRegions;
-    h->tableOffset = kTableOffset;
-    pool->publishHeader();
-  }
-  if (status.ok()) {
-    pool->refreshHeader();
-    const PoolHeader* h = header(pool->base_);
-    if (std::memcmp(h->magic, kMagic, sizeof kMagic) != 0) {
-      status = Status::error(cxlcclInvalidUsage, "pool ", path,
-                             " has no cxlccl header (format it: cxlccl-pool format ", path, ")");
-    } else if (h->version != kPoolVersion) {
-      status = Status::error(cxlcclInvalidUsage, "pool ", path, " has header version ",
-                             h->version, ", this library reads version ", kPoolVersion,
-                             " (reformat it with this library's cxlccl-pool format)");
-    } else if (h->bytes > pool->mappedBytes_ || h->maxRegions != kMaxRegions ||
-               h->tableOffset != kTableOffset || h->dataOffset != kPoolAlign) {
-      status = Status::error(cxlcclInvalidUsage, "pool ", path, " has a header whose layout (",
-                             h->bytes, " bytes, ", h->maxRegions, " regions) does not fit its ",
-                             pool->mappedBytes_, " mapped bytes: reformat it (cxlccl-pool format)");
-    }
-  }
+  if (created) status = pool->writeHeader(true, 0);  // a file made here: one host, coherent
+  if (status.ok()) status = pool->checkHeader();
   pool->unlock();
   if (!status.ok()) return status;
   *out = std::move(pool);
@@ -155,92 +87,110 @@ Status Pool::open(const std::string& path, std::uint64_t createBytes, std::share
 }
 
 Status Pool::format(const std::string& path, std::uint64_t createBytes, PoolFormat format) {
-  std::shared_ptr<Pool> pool;
-  Status opened = open(path, createBytes, &pool);
-  if (!opened.ok() && pool == nullptr) {
-    // A pool without a header (a new device): map it raw and write one.
-    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (fd < 0) return Status::system(cat("open pool ", path), errno);
-    struct stat st;
-    std::uint64_t bytes = 0;
-    if (fstat(fd, &st) != 0) {
-      ::close(fd);
-      return Status::system(cat("stat pool ", path), errno);
-    }
-    Status sized = isDeviceDax(st) ? daxSize(path, st, &bytes)
-                                   : Status::success();
-    if (!isDeviceDax(st)) bytes = static_cast<std::uint64_t>(st.st_size);
-    if (!sized.ok()) {
-      ::close(fd);
-      return sized;
-    }
-    if (bytes < 2 * kPoolAlign) {
-      ::close(fd);
-      return Status::error(cxlcclInvalidUsage, "pool ", path, " has ", bytes,
-                           " bytes; a pool needs at least 4 MiB");
-    }
-    pool.reset(new Pool());
-    pool->path_ = path;
-    pool->fd_ = fd;
-    pool->bytes_ = bytes;
-    pool->mappedBytes_ = bytes / kPoolAlign * kPoolAlign;
-    void* base = mmap(nullptr, pool->mappedBytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (base == MAP_FAILED) {
-      pool->mappedBytes_ = 0;
-      return Status::system(cat("mmap pool ", path), errno);
-    }
-    pool->base_ = static_cast<std::byte*>(base);
-  }
-  CXLCCL_TRY(pool->lock());
-  PoolHeader* h = header(pool->base_);
+  std::shared_ptr<Pool> pool(new Pool());
+  bool created = false;
+  CXLCCL_TRY(PoolMapping::open(path, createBytes, &pool->mapping_, &created));
+  pool->refreshHeader();
+  const PoolHeader* h = header(pool->base());
   std::uint64_t previous = std::memcmp(h->magic, kMagic, sizeof kMagic) == 0 ? h->generation : 0;
-  std::memset(pool->base_, 0, kTableOffset + kMaxRegions * sizeof(RegionEntry));
+  Status status = pool->writeHeader(format.coherent, previous);
+  pool->unlock();
+  return status;
+}
+
+Status Pool::writeHeader(bool coherent, std::uint64_t previousGeneration) {
+  const PoolMapping& m = *mapping_;
+  if (m.bytes() < dataOffsetOf(m) + kPoolAlign)
+    return Status::error(cxlcclInvalidUsage, "pool ", path(), " has ", m.bytes(), " bytes; a pool "
+                         "needs at least ", dataOffsetOf(m) + kPoolAlign, " (4 MiB, or 2 stripes per "
+                         "device when striped)");
+  PoolHeader* h = header(base());
+  std::memset(base(), 0, kTableOffset + kMaxRegions * sizeof(RegionEntry));
   std::memcpy(h->magic, kMagic, sizeof kMagic);
   h->version = kPoolVersion;
-  h->flags = format.coherent ? kPoolFlagCoherent : 0;
-  h->bytes = pool->mappedBytes_;
-  h->generation = std::max(previous + 1, timeSeed());
-  h->dataOffset = kPoolAlign;
+  h->flags = coherent ? kPoolFlagCoherent : 0;
+  h->bytes = m.bytes();
+  h->generation = std::max(previousGeneration + 1, timeSeed());
+  h->dataOffset = dataOffsetOf(m);
   h->maxRegions = kMaxRegions;
   h->tableOffset = kTableOffset;
-  pool->publishHeader();
-  pool->unlock();
-  return Status::success();
-}
-
-Pool::~Pool() {
-  if (base_ != nullptr) munmap(base_, mappedBytes_);
-  if (fd_ >= 0) ::close(fd_);
-}
-
-Status Pool::lock() const {
-  while (flock(fd_, LOCK_EX) != 0) {
-    if (errno != EINTR) return Status::system(cat("lock pool ", path_), errno);
+  h->stripeDevices = static_cast<std::uint32_t>(m.devices());
+  h->stripeBytes = m.stripeBytes();
+  for (int device = 1; device < m.devices(); ++device) {
+    StripeLabel* l = label(m, device);
+    std::memcpy(l->magic, kStripeMagic, sizeof kStripeMagic);
+    l->generation = h->generation;
+    l->index = static_cast<std::uint32_t>(device);
+    l->devices = static_cast<std::uint32_t>(m.devices());
+    writeBackLines(l, sizeof *l);
   }
+  publishHeader();
   return Status::success();
 }
 
-void Pool::unlock() const { flock(fd_, LOCK_UN); }
+Status Pool::checkHeader() const {
+  const PoolMapping& m = *mapping_;
+  refreshHeader();
+  const PoolHeader* h = header(base());
+  const std::string& spec = path();
+  if (std::memcmp(h->magic, kStripeMagic, sizeof kStripeMagic) == 0)
+    return Status::error(cxlcclInvalidUsage, "pool ", spec, ": ", m.devicePath(0), " is device ",
+                         reinterpret_cast<const StripeLabel*>(h)->index, " of a striped pool, not "
+                         "its first: give the devices in the order they were formatted in");
+  if (std::memcmp(h->magic, kMagic, sizeof kMagic) != 0)
+    return Status::error(cxlcclInvalidUsage, "pool ", spec, " has no cxlccl header (format it: "
+                         "cxlccl-pool format ", spec, ")");
+  if (h->version != kPoolVersion)
+    return Status::error(cxlcclInvalidUsage, "pool ", spec, " has header version ", h->version,
+                         ", this library reads version ", kPoolVersion,
+                         " (reformat it with this library's cxlccl-pool format)");
+  std::uint32_t devices = std::max<std::uint32_t>(h->stripeDevices, 1);
+  if (devices != static_cast<std::uint32_t>(m.devices()))
+    return Status::error(cxlcclInvalidUsage, "pool ", spec, " was formatted striped over ",
+                         devices, " device(s), and ", m.devices(), " given: give all of them, in "
+                         "their order, separated by commas");
+  for (int device = 1; device < m.devices(); ++device) {
+    const StripeLabel* l = label(m, device);
+    invalidateLines(l, sizeof *l);
+    if (std::memcmp(l->magic, kStripeMagic, sizeof kStripeMagic) != 0 ||
+        l->generation != h->generation || l->index != static_cast<std::uint32_t>(device))
+      return Status::error(cxlcclInvalidUsage, "pool ", spec, ": ", m.devicePath(device),
+                           " is not device ", device, " of the pool formatted on ",
+                           m.devicePath(0), ": give the devices in the order they were formatted "
+                           "in (cxlccl-pool info shows it), or reformat them together");
+  }
+  if (h->bytes > m.bytes() || h->maxRegions != kMaxRegions || h->tableOffset != kTableOffset ||
+      h->dataOffset != dataOffsetOf(m) || (devices > 1 && h->stripeBytes != m.stripeBytes()))
+    return Status::error(cxlcclInvalidUsage, "pool ", spec, " has a header whose layout (", h->bytes,
+                         " bytes, ", h->maxRegions, " regions) does not fit its ", m.bytes(),
+                         " mapped bytes: reformat it (cxlccl-pool format)");
+  return Status::success();
+}
+
+Pool::~Pool() = default;
+
+Status Pool::lock() const { return mapping_->lock(); }
+void Pool::unlock() const { mapping_->unlock(); }
 
 // The header and table are read and written by every host: always through the cache-line
 // primitives, whatever the pool's flags say (they are rare and small).
 void Pool::refreshHeader() const {
-  invalidateLines(base_, kTableOffset + kMaxRegions * sizeof(RegionEntry));
+  invalidateLines(base(), kTableOffset + kMaxRegions * sizeof(RegionEntry));
 }
 
 void Pool::publishHeader() const {
-  writeBackLines(base_, kTableOffset + kMaxRegions * sizeof(RegionEntry));
+  writeBackLines(base(), kTableOffset + kMaxRegions * sizeof(RegionEntry));
 }
 
-std::uint64_t Pool::generation() const { return header(base_)->generation; }
-bool Pool::coherent() const { return (header(base_)->flags & kPoolFlagCoherent) != 0; }
+std::uint64_t Pool::generation() const { return header(base())->generation; }
+bool Pool::coherent() const { return (header(base())->flags & kPoolFlagCoherent) != 0; }
 
 Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32_t nranks,
                       RegionInfo* out) {
   bytes = (bytes + kPoolAlign - 1) / kPoolAlign * kPoolAlign;
   CXLCCL_TRY(lock());
   refreshHeader();
-  RegionEntry* entries = table(base_);
+  RegionEntry* entries = table(base());
   std::vector<std::pair<std::uint64_t, std::uint64_t>> used;  // offset, bytes
   RegionEntry* freeEntry = nullptr;
   for (std::uint32_t i = 0; i < kMaxRegions; ++i) {
@@ -256,8 +206,8 @@ Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32
     }
   }
   std::sort(used.begin(), used.end());
-  std::uint64_t offset = header(base_)->dataOffset;
-  std::uint64_t end = header(base_)->bytes;
+  std::uint64_t offset = header(base())->dataOffset;
+  std::uint64_t end = header(base())->bytes;
   bool found = false;
   for (const auto& [usedOffset, usedBytes] : used) {
     if (usedOffset >= offset + bytes) {
@@ -269,11 +219,11 @@ Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32
   if (!found) found = offset + bytes <= end;
   Status status;
   if (freeEntry == nullptr) {
-    status = Status::error(cxlcclSystemError, "pool ", path_, " has all ", kMaxRegions,
+    status = Status::error(cxlcclSystemError, "pool ", path(), " has all ", kMaxRegions,
                            " regions in use (cxlccl-pool list; cxlccl-pool reclaim frees those "
                            "of dead jobs)");
   } else if (!found) {
-    status = Status::error(cxlcclSystemError, "pool ", path_, " has no free ", bytes,
+    status = Status::error(cxlcclSystemError, "pool ", path(), " has no free ", bytes,
                            " bytes for a communicator of ", nranks, " ranks (", freeBytes(),
                            " free in total; cxlccl-pool reclaim frees dead jobs' regions, or use "
                            "a larger pool: CXLCCL_POOL_SIZE for a new file)");
@@ -282,7 +232,7 @@ Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32
     freeEntry->nonceLow = nonce.low;
     freeEntry->offset = offset;
     freeEntry->bytes = bytes;
-    freeEntry->generation = header(base_)->generation;
+    freeEntry->generation = header(base())->generation;
     freeEntry->nranks = nranks;
     freeEntry->creatorPid = static_cast<std::uint32_t>(getpid());
     freeEntry->state = static_cast<std::uint32_t>(RegionState::ready);
@@ -307,7 +257,7 @@ bool Pool::find(const RegionNonce& nonce, RegionInfo* out) const {
 Status Pool::release(const RegionInfo& region) {
   CXLCCL_TRY(lock());
   refreshHeader();
-  RegionEntry* entries = table(base_);
+  RegionEntry* entries = table(base());
   for (std::uint32_t i = 0; i < kMaxRegions; ++i) {
     RegionEntry& e = entries[i];
     if (e.state == static_cast<std::uint32_t>(RegionState::ready) &&
@@ -323,7 +273,7 @@ Status Pool::release(const RegionInfo& region) {
 
 std::vector<RegionInfo> Pool::regions() const {
   std::vector<RegionInfo> out;
-  const RegionEntry* entries = table(base_);
+  const RegionEntry* entries = table(base());
   for (std::uint32_t i = 0; i < kMaxRegions; ++i) {
     const RegionEntry& e = entries[i];
     if (e.state != static_cast<std::uint32_t>(RegionState::ready)) continue;
@@ -336,7 +286,7 @@ std::vector<RegionInfo> Pool::regions() const {
 std::uint64_t Pool::freeBytes() const {
   std::uint64_t used = 0;
   for (const RegionInfo& region : regions()) used += region.bytes;
-  return header(base_)->bytes - header(base_)->dataOffset - used;
+  return header(base())->bytes - header(base())->dataOffset - used;
 }
 
 }  // namespace cxlccl

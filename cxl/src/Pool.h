@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "PoolMapping.h"
 #include "Status.h"
 
 namespace cxlccl {
@@ -43,16 +44,19 @@ struct PoolFormat {
 
 class Pool {
  public:
-  // Maps the pool at `path`: a device-DAX (/dev/daxX.Y), or a file (hugetlbfs, /dev/shm). A file
-  // that does not exist is created with `createBytes` and formatted (coherent: one host).
+  // Maps the pool at `path`: a device-DAX (/dev/daxX.Y), or a file (hugetlbfs, /dev/shm), or
+  // several of them separated by commas to stripe over (PoolMapping.h). A file that does not
+  // exist is created with `createBytes` (shared among striped files) and formatted (coherent:
+  // one host).
   static Status open(const std::string& path, std::uint64_t createBytes, std::shared_ptr<Pool>* out);
   // Writes a fresh header (a new generation): every region is forgotten.
   static Status format(const std::string& path, std::uint64_t createBytes, PoolFormat format);
   ~Pool();
 
-  const std::string& path() const { return path_; }
-  std::byte* base() const { return base_; }
-  std::uint64_t bytes() const { return bytes_; }
+  const std::string& path() const { return mapping_->spec(); }
+  std::byte* base() const { return mapping_->base(); }
+  std::uint64_t bytes() const { return mapping_->bytes(); }
+  const PoolMapping& mapping() const { return *mapping_; }
   std::uint64_t generation() const;
   bool coherent() const;
 
@@ -72,12 +76,11 @@ class Pool {
   void unlock() const;
   void refreshHeader() const;
   void publishHeader() const;
+  // Under the lock: a fresh header (and stripe labels); the check every attach makes.
+  Status writeHeader(bool coherent, std::uint64_t previousGeneration);
+  Status checkHeader() const;
 
-  std::string path_;
-  int fd_ = -1;
-  std::byte* base_ = nullptr;
-  std::uint64_t bytes_ = 0;
-  std::uint64_t mappedBytes_ = 0;
+  std::unique_ptr<PoolMapping> mapping_;
 };
 
 }  // namespace cxlccl

@@ -133,15 +133,17 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
     else if (arg == "-g" && ranks != nullptr) *ranks = std::atoi(value().c_str());
     else if (arg == "--json") s->json = value();
     else if (arg == "--coherence" && extra != nullptr) *extra = value();
+    else if (arg == "--gpu" && extra != nullptr) s->gpu = true;
     else {
       std::printf(
           "usage: %s [-C COLLS] [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS] [-r ROOT] [-c 0|1]%s%s [--json FILE]\n"
           "  -C   comma-separated: allgather,broadcast,gather,scatter,reduce,allreduce,reducescatter,alltoall,sendrecv or all\n"
           "  -b/-e sizes of the whole vector in bytes (K, M, G), -f multiplication factor between sizes\n"
-          "  -c 1 checks every result once per size (#wrong column)\n"
+          "  -c 1 checks every result once per size (#wrong column)%s\n"
           "Prints nccl-tests' table (float, sum): size, count, time, algbw, busbw, #wrong.\n"
           "Example: %s -C allgather -b 64K -e 64M%s\n",
-          program, ranks != nullptr ? " [-g RANKS]" : "", extra != nullptr ? " [--coherence pool|hardware|flush|simulate]" : "",
+          program, ranks != nullptr ? " [-g RANKS]" : "", extra != nullptr ? " [--coherence pool|hardware|flush|simulate] [--gpu]" : "",
+          extra != nullptr ? "\n  --gpu: buffers in GPU memory (device 0, one stream per rank; needs a GPU)" : "",
           program, ranks != nullptr ? " -g 2" : "");
       return false;
     }
@@ -193,10 +195,12 @@ int runBenchmark(Backend& backend, const Settings& s) {
       }
       std::vector<float> send(sendCount), recv(recvCount, -1.0f);
       for (std::size_t i = 0; i < sendCount; ++i) send[i] = inputOf(rank, i);
+      backend.upload(send.data(), sendCount);
       std::size_t wrong = 0;
       bool ok = true;
       if (s.check) {
         ok = backend.run(info.coll, send.data(), recv.data(), count, s.root);
+        backend.download(recv.data(), recvCount);
         wrong = wrongElements(info.coll, recv, count, rank, n, s.root);
       }
       for (int i = 0; i < s.warmup && ok; ++i) ok = backend.run(info.coll, send.data(), recv.data(), count, s.root);

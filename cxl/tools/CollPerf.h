@@ -17,6 +17,10 @@ class Backend {
   virtual int nranks() const = 0;
   // `count` elements of float per rank's block, as nccl-tests counts them.
   virtual bool run(Coll coll, const float* send, float* recv, std::size_t count, int root) = 0;
+  // Backends whose buffers live elsewhere (a GPU): a size's input goes there before its runs,
+  // and the checked run's result comes back. Host backends run on the host buffers as given.
+  virtual void upload(const float* /*send*/, std::size_t /*sendCount*/) {}
+  virtual void download(float* /*recv*/, std::size_t /*recvCount*/) {}
   virtual double maxOverRanks(double value) = 0;
   virtual void barrier() = 0;
   virtual std::string describe() const = 0;
@@ -31,6 +35,7 @@ struct Settings {
   int iters = 20;
   int root = 0;
   bool check = true;
+  bool gpu = false;  // cxlccl-perf --gpu: buffers in GPU memory
   std::string json;
 };
 

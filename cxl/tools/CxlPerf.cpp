@@ -6,11 +6,16 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "CollPerf.h"
 #include "cxlccl.h"
+
+#ifdef CXLCCL_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 using collperf::Coll;
 
@@ -24,26 +29,33 @@ class CxlBackend : public collperf::Backend {
   int nranks() const override { return n_; }
   std::string describe() const override { return "libcxlccl (coherence " + coherence_ + ")"; }
   bool run(Coll coll, const float* send, float* recv, std::size_t count, int root) override {
+    return call(coll, send, recv, count, root, nullptr);
+  }
+
+ protected:
+  bool call(Coll coll, const float* send, float* recv, std::size_t count, int root, cudaStream_t stream) {
     cxlcclResult_t r = cxlcclSuccess;
     switch (coll) {
-      case Coll::allGather: r = cxlcclAllGather(send, recv, count, cxlcclFloat, comm_, nullptr); break;
-      case Coll::broadcast: r = cxlcclBroadcast(send, recv, count, cxlcclFloat, root, comm_, nullptr); break;
-      case Coll::gather: r = cxlcclGather(send, recv, count, cxlcclFloat, root, comm_, nullptr); break;
-      case Coll::scatter: r = cxlcclScatter(send, recv, count, cxlcclFloat, root, comm_, nullptr); break;
-      case Coll::reduce: r = cxlcclReduce(send, recv, count, cxlcclFloat, cxlcclSum, root, comm_, nullptr); break;
-      case Coll::allReduce: r = cxlcclAllReduce(send, recv, count, cxlcclFloat, cxlcclSum, comm_, nullptr); break;
-      case Coll::reduceScatter: r = cxlcclReduceScatter(send, recv, count, cxlcclFloat, cxlcclSum, comm_, nullptr); break;
-      case Coll::allToAll: r = cxlcclAllToAll(send, recv, count, cxlcclFloat, comm_, nullptr); break;
+      case Coll::allGather: r = cxlcclAllGather(send, recv, count, cxlcclFloat, comm_, stream); break;
+      case Coll::broadcast: r = cxlcclBroadcast(send, recv, count, cxlcclFloat, root, comm_, stream); break;
+      case Coll::gather: r = cxlcclGather(send, recv, count, cxlcclFloat, root, comm_, stream); break;
+      case Coll::scatter: r = cxlcclScatter(send, recv, count, cxlcclFloat, root, comm_, stream); break;
+      case Coll::reduce: r = cxlcclReduce(send, recv, count, cxlcclFloat, cxlcclSum, root, comm_, stream); break;
+      case Coll::allReduce: r = cxlcclAllReduce(send, recv, count, cxlcclFloat, cxlcclSum, comm_, stream); break;
+      case Coll::reduceScatter: r = cxlcclReduceScatter(send, recv, count, cxlcclFloat, cxlcclSum, comm_, stream); break;
+      case Coll::allToAll: r = cxlcclAllToAll(send, recv, count, cxlcclFloat, comm_, stream); break;
       case Coll::sendRecv:
         cxlcclGroupStart();
-        cxlcclSend(send, count, cxlcclFloat, (rank_ + 1) % n_, comm_, nullptr);
-        cxlcclRecv(recv, count, cxlcclFloat, (rank_ - 1 + n_) % n_, comm_, nullptr);
+        cxlcclSend(send, count, cxlcclFloat, (rank_ + 1) % n_, comm_, stream);
+        cxlcclRecv(recv, count, cxlcclFloat, (rank_ - 1 + n_) % n_, comm_, stream);
         r = cxlcclGroupEnd();
         break;
     }
     if (r != cxlcclSuccess) std::fprintf(stderr, "rank %d: %s\n", rank_, cxlcclGetLastError(comm_));
     return r == cxlcclSuccess;
   }
+
+ public:
   double maxOverRanks(double value) override {
     double out = 0;
     cxlcclAllReduce(&value, &out, 1, cxlcclDouble, cxlcclMax, comm_, nullptr);
@@ -56,6 +68,56 @@ class CxlBackend : public collperf::Backend {
   int rank_, n_;
   std::string coherence_;
 };
+
+#ifdef CXLCCL_WITH_CUDA
+// Buffers in GPU memory: the host buffers' contents are copied there before a size's runs and
+// the checked result back, so the timed calls move device memory only.
+class GpuBackend : public CxlBackend {
+ public:
+  GpuBackend(cxlcclComm_t comm, int rank, int n, std::string coherence, std::size_t maxBytes)
+      : CxlBackend(comm, rank, n, std::move(coherence)), bytes_(maxBytes) {}
+  ~GpuBackend() override {
+    cudaFree(send_);
+    cudaFree(recv_);
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+  bool open() {
+    return cudaSetDevice(0) == cudaSuccess && cudaStreamCreate(&stream_) == cudaSuccess &&
+           cudaMalloc(&send_, bytes_) == cudaSuccess && cudaMalloc(&recv_, bytes_) == cudaSuccess;
+  }
+  std::string describe() const override { return CxlBackend::describe() + ", GPU buffers"; }
+  void upload(const float* send, std::size_t count) override {
+    cudaMemcpy(send_, send, count * sizeof(float), cudaMemcpyHostToDevice);
+  }
+  void download(float* recv, std::size_t count) override {
+    cudaMemcpy(recv, recv_, count * sizeof(float), cudaMemcpyDeviceToHost);
+  }
+  bool run(Coll coll, const float*, float*, std::size_t count, int root) override {
+    return call(coll, static_cast<const float*>(send_), static_cast<float*>(recv_), count, root, stream_);
+  }
+
+ private:
+  std::size_t bytes_;
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+};
+#endif
+
+// The rank's backend: host buffers, or (--gpu) GPU ones; null with a message when impossible.
+std::unique_ptr<collperf::Backend> makeBackend(cxlcclComm_t comm, int rank, int n,
+                                               const std::string& coherence,
+                                               const collperf::Settings& settings) {
+  if (!settings.gpu) return std::make_unique<CxlBackend>(comm, rank, n, coherence);
+#ifdef CXLCCL_WITH_CUDA
+  auto gpu = std::make_unique<GpuBackend>(comm, rank, n, coherence, settings.maxBytes);
+  if (gpu->open()) return gpu;
+  std::fprintf(stderr, "rank %d: --gpu: no usable GPU (%s)\n", rank, cudaGetErrorString(cudaGetLastError()));
+#else
+  std::fprintf(stderr, "cxlccl-perf: --gpu: built without CUDA\n");
+#endif
+  return nullptr;
+}
 
 }  // namespace
 
@@ -91,8 +153,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "rank %d: %s\n", rank, cxlcclGetLastError(nullptr));
       _exit(1);
     }
-    CxlBackend backend(comm, rank, ranks, coherence);
-    int code = collperf::runBenchmark(backend, settings);
+    std::unique_ptr<collperf::Backend> backend = makeBackend(comm, rank, ranks, coherence, settings);
+    int code = backend != nullptr ? collperf::runBenchmark(*backend, settings) : 1;
+    backend.reset();
     cxlcclCommDestroy(comm);
     std::fflush(stdout);
     _exit(code);

@@ -64,8 +64,9 @@ const char* stateName(std::uint64_t state) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Formats, inspects and cleans a libcxlccl pool (a device-DAX, or a file on /dev/shm "
-               "or hugetlbfs).\n\nExamples:\n"
+               "or hugetlbfs, or several of them separated by commas, striped).\n\nExamples:\n"
                "  cxlccl-pool format /dev/dax0.0            # hosts sharing a CXL device\n"
+               "  cxlccl-pool format /dev/dax0.0,/dev/dax1.0  # striped over two devices\n"
                "  cxlccl-pool format /dev/shm/p --size 2G --coherent\n"
                "  cxlccl-pool info /dev/shm/cxlccl.pool\n"
                "  cxlccl-pool reclaim /dev/shm/cxlccl.pool  # free dead jobs' regions"};
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
 
   auto* format = app.add_subcommand("format", "Write a new header: every region is forgotten");
   format->add_option("path", path, "The pool")->required();
-  format->add_option("--size", size, "Size of a new file pool (K, M, G)")->capture_default_str();
+  format->add_option("--size", size, "Size of a new file pool (K, M, G; shared among striped files)")->capture_default_str();
   format->add_flag("--coherent", coherent,
                    "Ranks all run on this host: no cache-line flushes (default for files created "
                    "by the library itself; a device is formatted non-coherent)");
@@ -114,6 +115,13 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(pool->generation()),
                 pool->coherent() ? "coherent (one host)" : "non-coherent (flushes)",
                 static_cast<unsigned long long>(pool->freeBytes()));
+    const PoolMapping& mapping = pool->mapping();
+    if (mapping.devices() > 1) {
+      std::printf("striped over %d devices in %llu-byte stripes:", mapping.devices(),
+                  static_cast<unsigned long long>(mapping.stripeBytes()));
+      for (int d = 0; d < mapping.devices(); ++d) std::printf(" %d=%s", d, mapping.devicePath(d).c_str());
+      std::printf("\n");
+    }
     std::printf("%-34s %12s %12s %6s %8s  %s\n", "region", "offset", "bytes", "ranks", "creator", "rank states");
     for (const RegionInfo& region : pool->regions()) {
       std::string states;

@@ -8,127 +8,12 @@
 #include <cstring>
 #include <vector>
 
+#include "Cases.h"
 #include "Ranks.h"
 
 using namespace cxlccl::test;
 
 namespace {
-
-enum class Kind { allGather, broadcast, gather, scatter, reduce, allReduce, reduceScatter, allToAll };
-const char* kindName(Kind k) {
-  static const char* const kNames[] = {"AllGather", "Broadcast", "Gather", "Scatter",
-                                       "Reduce", "AllReduce", "ReduceScatter", "AllToAll"};
-  return kNames[static_cast<int>(k)];
-}
-bool reduces(Kind k) { return k == Kind::reduce || k == Kind::allReduce || k == Kind::reduceScatter; }
-
-struct Case {
-  Kind kind;
-  cxlcclDataType_t type;
-  cxlcclRedOp_t op;
-  std::size_t count;
-  bool inPlace;
-  int root;
-  std::uint64_t seed;
-};
-
-// Runs one case on this rank and checks its result; 0 when right.
-int runCase(cxlcclComm_t comm, int rank, int n, const Case& c) {
-  const std::size_t eb = elementBytes(c.type);
-  const std::size_t count = c.count;
-  const std::size_t nsz = static_cast<std::size_t>(n);
-  const bool prod = c.op == cxlcclProd && reduces(c.kind);
-  // Buffer sizes in elements.
-  std::size_t sendCount = count, recvCount = count;
-  switch (c.kind) {
-    case Kind::allGather: case Kind::gather: recvCount = count * nsz; break;
-    case Kind::scatter: sendCount = count * nsz; break;
-    case Kind::reduceScatter: sendCount = count * nsz; break;
-    case Kind::allToAll: sendCount = recvCount = count * nsz; break;
-    default: break;
-  }
-  auto in = [&](std::size_t r, std::size_t i) {
-    return inputValue(static_cast<int>(r), i, c.seed, prod, c.type);
-  };
-  std::vector<std::int64_t> mine(sendCount);
-  for (std::size_t i = 0; i < sendCount; ++i) mine[i] = in(static_cast<std::size_t>(rank), i);
-  std::vector<std::int64_t> firstBlock(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(count));
-  // Buffers are reused from case to case: fresh ones would spend the time in page faults.
-  static std::vector<unsigned char> sendStore, recvStore;
-  sendStore.resize(std::max(sendStore.size(), sendCount * eb + 1));
-  recvStore.resize(std::max(recvStore.size(), std::max(recvCount, sendCount) * eb + 1));
-  void* send = sendStore.data();
-  void* recv = recvStore.data();
-  auto* recvBytes = static_cast<unsigned char*>(recv);
-  fill(send, c.type, mine);
-  std::memset(recv, 0xa5, std::max(recvCount, sendCount) * eb);
-  bool root = rank == c.root;
-  if (c.inPlace) {
-    switch (c.kind) {
-      case Kind::allGather:
-        send = recvBytes + rank * count * eb;
-        fill(send, c.type, firstBlock);
-        break;
-      case Kind::gather:
-        if (root) {
-          send = recvBytes + rank * count * eb;
-          fill(send, c.type, firstBlock);
-        }
-        break;
-      case Kind::scatter:
-        if (root) recv = static_cast<unsigned char*>(send) + rank * count * eb;
-        break;
-      case Kind::reduceScatter:
-        recv = static_cast<unsigned char*>(send) + rank * count * eb;
-        break;
-      default:  // broadcast, reduce, allReduce, allToAll: one buffer
-        fill(recv, c.type, mine);
-        send = recv;
-        break;
-    }
-  }
-  cxlcclResult_t result = cxlcclSuccess;
-  switch (c.kind) {
-    case Kind::allGather: result = cxlcclAllGather(send, recv, count, c.type, comm, nullptr); break;
-    case Kind::broadcast: result = cxlcclBroadcast(send, recv, count, c.type, c.root, comm, nullptr); break;
-    case Kind::gather: result = cxlcclGather(send, recv, count, c.type, c.root, comm, nullptr); break;
-    case Kind::scatter: result = cxlcclScatter(send, recv, count, c.type, c.root, comm, nullptr); break;
-    case Kind::reduce: result = cxlcclReduce(send, recv, count, c.type, c.op, c.root, comm, nullptr); break;
-    case Kind::allReduce: result = cxlcclAllReduce(send, recv, count, c.type, c.op, comm, nullptr); break;
-    case Kind::reduceScatter: result = cxlcclReduceScatter(send, recv, count, c.type, c.op, comm, nullptr); break;
-    case Kind::allToAll: result = cxlcclAllToAll(send, recv, count, c.type, comm, nullptr); break;
-  }
-  if (result != cxlcclSuccess) {
-    std::fprintf(stderr, "rank %d: %s: %s\n", rank, kindName(c.kind), cxlcclGetLastError(comm));
-    return 1;
-  }
-  if ((c.kind == Kind::gather || c.kind == Kind::reduce) && !root) return 0;
-  auto reduced = [&](std::size_t i) {
-    std::int64_t acc = in(0, i);
-    for (std::size_t r = 1; r < nsz; ++r) acc = reduceRef(acc, in(r, i), c.op, c.type);
-    return acc;
-  };
-  std::vector<std::int64_t> expected(c.kind == Kind::reduceScatter ? count : recvCount);
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    std::size_t block = i / count, at = i % count;
-    switch (c.kind) {
-      case Kind::allGather: case Kind::gather: expected[i] = in(block, at); break;
-      case Kind::broadcast: expected[i] = in(static_cast<std::size_t>(c.root), i); break;
-      case Kind::scatter: expected[i] = in(static_cast<std::size_t>(c.root), rank * count + i); break;
-      case Kind::allToAll: expected[i] = in(block, rank * count + at); break;
-      case Kind::reduce: case Kind::allReduce: expected[i] = reduced(i); break;
-      case Kind::reduceScatter: expected[i] = reduced(rank * count + i); break;
-    }
-  }
-  long long bad = firstMismatch(recv, c.type, expected);
-  if (bad >= 0) {
-    std::fprintf(stderr, "rank %d of %d: %s type %d op %d count %zu%s root %d: element %lld wrong\n",
-                 rank, n, kindName(c.kind), static_cast<int>(c.type), static_cast<int>(c.op), count,
-                 c.inPlace ? " in place" : "", c.root, bad);
-    return 1;
-  }
-  return 0;
-}
 
 // Every case for the given sizes on one communicator of n ranks.
 // `sumOnly`: reductions with sum alone and out of place alone (the largest sizes).
@@ -175,8 +60,9 @@ std::vector<cxlcclDataType_t> allTypes() {
 }
 
 void checkAllRanks(int n, const std::vector<std::size_t>& counts, int coherence,
-                   const std::vector<cxlcclDataType_t>& types = allTypes(), bool sumOnly = false) {
-  TempPool pool;
+                   const std::vector<cxlcclDataType_t>& types = allTypes(), bool sumOnly = false,
+                   int poolDevices = 1) {
+  TempPool pool(poolDevices);
   cxlcclUniqueId id;
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
   std::vector<int> codes = runRanks(n, [&](int rank) { return runAll(rank, n, id, counts, coherence, types, sumOnly); }, 600);
@@ -220,4 +106,9 @@ TEST_CASE("every collective in the non-coherence simulation", "[cxl]") {
 
 TEST_CASE("every collective with cache-line flushes", "[cxl]") {
   checkAllRanks(3, {5, 4099}, cxlcclCoherenceFlush);
+}
+
+// Striped over three files: every ring and every large message crosses stripes on each.
+TEST_CASE("every collective on a pool striped over 3 files", "[cxl]") {
+  checkAllRanks(3, {1, 1001, 300001}, cxlcclCoherencePool, kLargeTypes, false, 3);
 }

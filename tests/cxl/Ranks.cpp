@@ -63,15 +63,22 @@ bool isUnsigned(cxlcclDataType_t type) {
 
 }  // namespace
 
-TempPool::TempPool() {
-  path_ = "/dev/shm/cxlccl-test-" + std::to_string(getpid()) + "-" +
-          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+TempPool::TempPool(int devices) {
+  // Short names when striped: a unique id holds the whole comma-separated list in 95 bytes.
+  static int made = 0;
+  std::string stem = "/dev/shm/cxlccl-test-" + std::to_string(getpid()) + "-" +
+                     (devices == 1 ? std::to_string(std::chrono::steady_clock::now().time_since_epoch().count())
+                                   : std::to_string(++made));
+  for (int d = 0; d < devices; ++d) {
+    files_.push_back(devices == 1 ? stem : stem + "." + std::to_string(d));
+    path_ += (d == 0 ? "" : ",") + files_.back();
+  }
   setenv("CXLCCL_POOL", path_.c_str(), 1);
   setenv("CXLCCL_POOL_SIZE", "512M", 1);
 }
 
 TempPool::~TempPool() {
-  unlink(path_.c_str());
+  for (const std::string& file : files_) unlink(file.c_str());
   unsetenv("CXLCCL_POOL");
 }
 

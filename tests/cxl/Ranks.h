@@ -12,15 +12,18 @@
 
 namespace cxlccl::test {
 
-// A pool file of its own for one test, removed at the end; CXLCCL_POOL points at it meanwhile.
+// A pool file of its own for one test (or `devices` files to stripe over), removed at the end;
+// CXLCCL_POOL points at it meanwhile.
 class TempPool {
  public:
-  TempPool();
+  explicit TempPool(int devices = 1);
   ~TempPool();
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return path_; }  // the files, separated by commas
+  const std::vector<std::string>& files() const { return files_; }
 
  private:
   std::string path_;
+  std::vector<std::string> files_;
 };
 
 // Runs `body(rank)` in `nranks` forked processes; each one's exit status (128 + signal when

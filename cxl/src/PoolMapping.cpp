@@ -1,0 +1,154 @@
+#include "PoolMapping.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+
+namespace cxlccl {
+namespace {
+
+constexpr std::uint64_t kAlign = 2u << 20;  // device-DAX mappings are 2 MiB-aligned
+// Each stripe is one mapping: at most this many keeps far below vm.max_map_count (65530).
+constexpr std::uint64_t kMaxStripes = 16384;
+
+// A device-DAX's size is in sysfs: /sys/dev/char/MAJ:MIN/size.
+Status daxSize(const std::string& path, const struct stat& st, std::uint64_t* bytes) {
+  std::string sysfs = cat("/sys/dev/char/", major(st.st_rdev), ":", minor(st.st_rdev), "/size");
+  std::ifstream in(sysfs);
+  if (!(in >> *bytes))
+    return Status::error(cxlcclSystemError, "pool ", path, ": a character device whose size ",
+                         sysfs, " cannot be read; is it a device-DAX (/dev/daxX.Y)?");
+  return Status::success();
+}
+
+std::vector<std::string> splitSpec(const std::string& spec) {
+  std::vector<std::string> paths;
+  std::size_t at = 0;
+  for (;;) {
+    std::size_t comma = spec.find(',', at);
+    paths.push_back(spec.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) return paths;
+    at = comma + 1;
+  }
+}
+
+}  // namespace
+
+Status PoolMapping::open(const std::string& spec, std::uint64_t createBytes,
+                         std::unique_ptr<PoolMapping>* out, bool* created) {
+  std::unique_ptr<PoolMapping> mapping(new PoolMapping());
+  mapping->spec_ = spec;
+  std::vector<std::string> paths = splitSpec(spec);
+  std::vector<std::string> sorted = paths;
+  std::sort(sorted.begin(), sorted.end());
+  bool emptyPath = std::find(paths.begin(), paths.end(), "") != paths.end();
+  if (emptyPath || paths.size() > kMaxStripeDevices ||
+      std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    return Status::error(cxlcclInvalidArgument, "pool \"", spec, "\": expected a path, or up to ",
+                         kMaxStripeDevices, " different paths separated by commas to stripe over");
+  std::uint64_t perDevice = (createBytes / paths.size() + kAlign - 1) / kAlign * kAlign;
+  *created = false;
+  for (const std::string& path : paths) CXLCCL_TRY(mapping->openDevice(path));
+  // Held from here: files are sized under the lock, and whoever finds the pool empty formats it.
+  CXLCCL_TRY(mapping->lock());
+  for (Device& d : mapping->devices_) {
+    if (d.bytes != 0) continue;
+    struct stat st;
+    if (fstat(d.fd, &st) != 0) return Status::system(cat("stat pool ", d.path), errno);
+    d.bytes = static_cast<std::uint64_t>(st.st_size);
+    if (d.bytes == 0) {
+      if (ftruncate(d.fd, static_cast<off_t>(perDevice)) != 0)
+        return Status::system(cat("size pool ", d.path, " to ", perDevice, " bytes"), errno);
+      d.bytes = perDevice;
+      if (&d == &mapping->devices_.front()) *created = true;
+    }
+  }
+  CXLCCL_TRY(mapping->map());
+  *out = std::move(mapping);
+  return Status::success();
+}
+
+Status PoolMapping::openDevice(const std::string& path) {
+  Device d{path, ::open(path.c_str(), O_RDWR | O_CLOEXEC), 0};
+  if (d.fd < 0 && errno == ENOENT) {
+    d.fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (d.fd >= 0) fchmod(d.fd, 0666);  // the umask must not lock other users' ranks out
+    if (d.fd < 0 && errno == EEXIST) d.fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  }
+  if (d.fd < 0)
+    return Status::system(cat("open pool ", path, " (set CXLCCL_POOL to a device-DAX or a file "
+                              "on /dev/shm or hugetlbfs, or several separated by commas)"),
+                          errno);
+  devices_.push_back(d);
+  struct stat st;
+  if (fstat(d.fd, &st) != 0) return Status::system(cat("stat pool ", path), errno);
+  if (S_ISCHR(st.st_mode)) return daxSize(path, st, &devices_.back().bytes);
+  return Status::success();
+}
+
+Status PoolMapping::map() {
+  std::uint64_t smallest = devices_.front().bytes;
+  for (const Device& d : devices_) smallest = std::min(smallest, d.bytes);
+  smallest = smallest / kAlign * kAlign;
+  if (smallest == 0)
+    return Status::error(cxlcclInvalidUsage, "pool ", spec_, " has a device smaller than 2 MiB");
+  const std::uint64_t n = devices_.size();
+  if (n == 1) {
+    void* base = mmap(nullptr, smallest, PROT_READ | PROT_WRITE, MAP_SHARED, devices_[0].fd, 0);
+    if (base == MAP_FAILED) return Status::system(cat("mmap pool ", spec_, " (", smallest, " bytes)"), errno);
+    base_ = static_cast<std::byte*>(base);
+    bytes_ = stripeBytes_ = smallest;
+    return Status::success();
+  }
+  stripeBytes_ = kAlign;
+  while (n * (smallest / stripeBytes_) > kMaxStripes) stripeBytes_ *= 2;
+  const std::uint64_t stripesPerDevice = smallest / stripeBytes_;
+  const std::uint64_t total = n * stripesPerDevice * stripeBytes_;
+  // Reserve an aligned range, then map each stripe over it from its device.
+  void* reserved = mmap(nullptr, total + kAlign, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (reserved == MAP_FAILED) return Status::system(cat("reserve ", total, " bytes for pool ", spec_), errno);
+  auto start = reinterpret_cast<std::uintptr_t>(reserved);
+  std::uintptr_t aligned = (start + kAlign - 1) / kAlign * kAlign;
+  if (aligned > start) munmap(reserved, aligned - start);
+  munmap(reinterpret_cast<void*>(aligned + total), start + kAlign - aligned);
+  base_ = reinterpret_cast<std::byte*>(aligned);
+  bytes_ = total;
+  for (std::uint64_t i = 0; i < n * stripesPerDevice; ++i) {
+    void* at = mmap(base_ + i * stripeBytes_, stripeBytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                    devices_[i % n].fd, static_cast<off_t>(i / n * stripeBytes_));
+    if (at == MAP_FAILED)
+      return Status::system(cat("mmap stripe ", i, " of pool ", spec_, " from ", devices_[i % n].path), errno);
+  }
+  return Status::success();
+}
+
+PoolMapping::~PoolMapping() {
+  if (base_ != nullptr) munmap(base_, bytes_);
+  for (const Device& d : devices_) ::close(d.fd);
+}
+
+int PoolMapping::deviceOf(std::uint64_t offset) const {
+  return static_cast<int>(offset / stripeBytes_ % devices_.size());
+}
+
+std::uint64_t PoolMapping::deviceOffset(std::uint64_t offset) const {
+  return offset / stripeBytes_ / devices_.size() * stripeBytes_ + offset % stripeBytes_;
+}
+
+Status PoolMapping::lock() const {
+  while (flock(devices_.front().fd, LOCK_EX) != 0) {
+    if (errno != EINTR) return Status::system(cat("lock pool ", spec_), errno);
+  }
+  return Status::success();
+}
+
+void PoolMapping::unlock() const { flock(devices_.front().fd, LOCK_UN); }
+
+}  // namespace cxlccl

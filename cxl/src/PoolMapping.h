@@ -1,0 +1,63 @@
+#pragma once
+// The memory behind a pool, mapped as one contiguous range: a device-DAX or a file, or several
+// of them striped ("/dev/dax0.0,/dev/dax1.0"). Striped, the range is cut into stripes that
+// alternate between the devices: stripe i lives on device i % N at offset (i / N) x stripeBytes,
+// so the rings of different ranks, and the chunks of one large message, are spread over all the
+// devices' bandwidth. The layout follows from the devices' sizes alone: every host that maps the
+// same devices in the same order sees the same pool.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Status.h"
+
+namespace cxlccl {
+
+class PoolMapping {
+ public:
+  // Opens every path of `spec` (comma-separated, up to kMaxStripeDevices). A path that does not
+  // exist, or an empty file, becomes a file of createBytes / N; `created` says the first device
+  // was such a file, so the caller formats it. Returns holding the lock (unlock() when done).
+  static Status open(const std::string& spec, std::uint64_t createBytes,
+                     std::unique_ptr<PoolMapping>* out, bool* created);
+  ~PoolMapping();
+  PoolMapping(const PoolMapping&) = delete;
+  PoolMapping& operator=(const PoolMapping&) = delete;
+
+  const std::string& spec() const { return spec_; }
+  std::byte* base() const { return base_; }
+  std::uint64_t bytes() const { return bytes_; }
+  int devices() const { return static_cast<int>(devices_.size()); }
+  const std::string& devicePath(int device) const { return devices_[static_cast<std::size_t>(device)].path; }
+  std::uint64_t stripeBytes() const { return stripeBytes_; }
+  // The device holding pool byte `offset`, and the offset there.
+  int deviceOf(std::uint64_t offset) const;
+  std::uint64_t deviceOffset(std::uint64_t offset) const;
+
+  // Writers of the pool's table hold this (an flock on the first device).
+  Status lock() const;
+  void unlock() const;
+
+ private:
+  PoolMapping() = default;
+  Status openDevice(const std::string& path);
+  Status map();
+
+  struct Device {
+    std::string path;
+    int fd = -1;
+    std::uint64_t bytes = 0;
+  };
+  std::string spec_;
+  std::vector<Device> devices_;
+  std::byte* base_ = nullptr;
+  std::uint64_t bytes_ = 0;
+  std::uint64_t stripeBytes_ = 0;
+};
+
+inline constexpr int kMaxStripeDevices = 16;
+
+}  // namespace cxlccl
