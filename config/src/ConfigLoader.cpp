@@ -159,7 +159,8 @@ const Section<DaemonConfig>& daemonSection() {
     d.field("socket", &DaemonConfig::socket, Text{{}, true})
         .field("lock_file", &DaemonConfig::lockFile, Text{{}, true})
         .field("log_level", &DaemonConfig::logLevel,
-               Choice{{}, {"trace", "debug", "info", "warn", "error", "off"}});
+               Choice{{}, {"trace", "debug", "info", "warn", "error", "off"}})
+        .field("cxl_pool", &DaemonConfig::cxlPool, Text{{}, true, true});  // paths, comma-separated
     return d;
   }();
   return s;

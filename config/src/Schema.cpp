@@ -117,6 +117,10 @@ bool Text::read(const YAML::Node& n, const std::string& path, std::string& out, 
   const char* expected = absolutePath ? "an absolute path" : "a non-empty string";
   if (!scalar(n, path, expected, ctx)) return false;
   const std::string& s = n.Scalar();
+  if (s.empty() && allowEmpty) {
+    out.clear();
+    return true;
+  }
   if (s.empty() || (absolutePath && s.front() != '/')) {
     ctx.fail(n, path, std::string("expected ") + expected + ", got " + describe(n));
     return false;

@@ -145,6 +145,7 @@ struct Bool : Base {
 
 struct Text : Base {
   bool absolutePath = false;
+  bool allowEmpty = false;
   bool read(const YAML::Node& n, const std::string& path, std::string& out, Context& ctx) const;
   void write(YAML::Emitter& e, const std::string& v) const { e << v; }
 };

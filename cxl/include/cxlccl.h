@@ -93,13 +93,16 @@ typedef struct {
   int lineBytes;             /* one flag per line of this many bytes (64..4096); CXLCCL_LINE_BYTES, 128 */
   size_t chunkBytes;         /* pipelining unit; CXLCCL_CHUNK_BYTES, 256 KiB */
   int chunks;                /* slots per rank's ring; CXLCCL_CHUNKS, 8 */
+  int copyThreads;           /* threads sharing each large copy (1..16, 0: as many as the host's
+                                CPUs per rank here, up to 4); CXLCCL_COPY_THREADS, 0 */
 } cxlcclConfig_t;
 
 #define CXLCCL_CONFIG_INITIALIZER                                                        \
   {                                                                                       \
     sizeof(cxlcclConfig_t), CXLCCL_CONFIG_MAGIC, CXLCCL_VERSION_CODE,                    \
         CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_INT,       \
-        CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_SIZE, CXLCCL_CONFIG_UNDEF_INT        \
+        CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_SIZE, CXLCCL_CONFIG_UNDEF_INT,       \
+        CXLCCL_CONFIG_UNDEF_INT                                                           \
   }
 
 cxlcclResult_t cxlcclGetVersion(int* version);

@@ -4,8 +4,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-
 #include <cstring>
 
 #include "CacheLines.h"
@@ -166,6 +166,9 @@ void Comm::countRanksHere() {
   oversubscribed_ = here > available;
   if (oversubscribed_)
     info(here, " ranks on this host share ", available, " CPUs: waiting yields at once");
+  int threads = options_.copyThreads > 0 ? options_.copyThreads : std::clamp(available / here, 1, 4);
+  crew_ = std::make_unique<CopyCrew>(threads);
+  if (threads > 1) info("rank ", rank_, ": ", threads, " threads share each large copy");
 }
 
 void Comm::startHeartbeat() {

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "CopyCrew.h"
 #include "Layout.h"
 #include "Options.h"
 #include "Pool.h"
@@ -65,6 +66,8 @@ class Comm {
   const Options& options() const { return options_; }
   const Layout& layout() const { return layout_; }
   const RegionView& view() const { return *view_; }
+  // Shares this rank's large copies between threads (settings: copyThreads).
+  CopyCrew& crew() { return *crew_; }
 
   // The error that broke the communicator (cxlcclSuccess while it works) and its message.
   cxlcclResult_t asyncError() const { return error_.load(std::memory_order_acquire); }
@@ -131,6 +134,7 @@ class Comm {
   std::vector<std::uint64_t> messages_;
   std::uint64_t opIndex_ = 0;
   std::vector<std::byte> scratch_;
+  std::unique_ptr<CopyCrew> crew_;
 
   struct PeerWatch {
     std::uint64_t heartbeat = 0;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "Copy.h"
 #include "Reduce.h"
 
 namespace cxlccl {
@@ -184,7 +183,7 @@ Operation::Step Operation::stepPublish(Publish& t) {
     if (gpu_ != nullptr) {
       if (!moveUser(view.at(data), t.src + offset, bytes)) return Step::failed;
     } else {
-      copyToPool(view.at(data), t.src + offset, bytes, view.mode() == Coherence::flush);
+      comm_.crew().copy(view.at(data), t.src + offset, bytes, view.mode() == Coherence::flush);
     }
     view.publish(data, bytes);
     std::size_t header = comm_.slotHeader(t.c, static_cast<int>(slot));
@@ -210,8 +209,12 @@ Operation::Step Operation::stepFetch(Fetch& t) {
   PieceRef piece{t.c, t.firstSeq, t.op, t.hash};
   Step step = ready(piece, t.done, bytes, &data);
   if (step != Step::moved) return step;
-  if (!moveUser(t.dst + static_cast<std::size_t>(t.done) * comm_.slotBytes(t.c), data, bytes))
-    return Step::failed;
+  std::byte* dst = t.dst + static_cast<std::size_t>(t.done) * comm_.slotBytes(t.c);
+  if (gpu_ != nullptr) {
+    if (!moveUser(dst, data, bytes)) return Step::failed;
+  } else {
+    comm_.crew().copy(dst, data, bytes, false);
+  }
   consumed(t.c, t.firstSeq + t.done);
   ++t.done;
   return Step::moved;
@@ -254,7 +257,7 @@ Operation::Step Operation::stepCopy(Copy& t) {
   if (gpu_ != nullptr) {
     if (!moveUser(t.dst + t.done, t.src + t.done, bytes)) return Step::failed;
   } else {
-    std::memmove(t.dst + t.done, t.src + t.done, bytes);
+    comm_.crew().copy(t.dst + t.done, t.src + t.done, bytes, false);  // never overlapping
   }
   t.done += bytes;
   return Step::moved;

@@ -123,6 +123,7 @@ Status resolveOptions(const cxlcclConfig_t* config, Options* out) {
     return Status::error(cxlcclInvalidArgument, "chunkBytes = ", chunkBytes,
                          ": expected a multiple of 4 KiB in 16 KiB..256 MiB");
   o.layout.chunkBytes = chunkBytes;
+  CXLCCL_TRY(intSetting(c.copyThreads, "CXLCCL_COPY_THREADS", 0, 0, 16, "copyThreads", &o.copyThreads));
   *out = o;
   return Status::success();
 }

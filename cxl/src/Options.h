@@ -17,6 +17,7 @@ struct Options {
   int timeoutMs = 30000;
   int heartbeatTimeoutMs = 2000;
   LayoutParams layout;                 // nranks set at init
+  int copyThreads = 0;                 // 0: chosen at init from the CPUs per rank on this host
 };
 
 Status resolveOptions(const cxlcclConfig_t* config, Options* out);

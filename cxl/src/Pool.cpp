@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
 #include "CacheLines.h"
+#include "DaemonClient.h"
 
 namespace cxlccl {
 namespace {
@@ -48,7 +50,8 @@ struct RegionEntry {
   std::uint32_t state;
   std::uint32_t nranks;
   std::uint32_t creatorPid;
-  std::uint32_t pad[3];
+  std::uint32_t ownerUid;  // who may free it through mtmd (besides root)
+  std::uint32_t pad[2];
 };
 static_assert(sizeof(RegionEntry) == 64);
 static_assert(kTableOffset + kMaxRegions * sizeof(RegionEntry) <= kPoolAlign);
@@ -73,8 +76,13 @@ std::uint64_t dataOffsetOf(const PoolMapping& m) {
 
 }  // namespace
 
+Requester Requester::self() { return {static_cast<std::uint32_t>(getpid()), static_cast<std::uint32_t>(getuid())}; }
+
 Status Pool::open(const std::string& path, std::uint64_t createBytes, std::shared_ptr<Pool>* out) {
+  std::string socket = daemonSocketOf(path);
+  if (!socket.empty()) return openFromDaemon(path, socket, out);
   std::shared_ptr<Pool> pool(new Pool());
+  pool->spec_ = path;
   bool created = false;
   CXLCCL_TRY(PoolMapping::open(path, createBytes, &pool->mapping_, &created));
   Status status;
@@ -86,8 +94,28 @@ Status Pool::open(const std::string& path, std::uint64_t createBytes, std::share
   return Status::success();
 }
 
-Status Pool::format(const std::string& path, std::uint64_t createBytes, PoolFormat format) {
+Status Pool::openFromDaemon(const std::string& spec, const std::string& socket,
+                            std::shared_ptr<Pool>* out) {
+  std::string body;
+  std::vector<int> fds;
+  CXLCCL_TRY(daemonRequest(socket, "cxl-pool", &body, &fds));
+  std::string devices = body.rfind("spec ", 0) == 0 ? body.substr(5, body.find('\n') - 5) : "";
   std::shared_ptr<Pool> pool(new Pool());
+  pool->spec_ = spec;
+  pool->daemonSocket_ = socket;
+  CXLCCL_TRY(PoolMapping::adopt(devices, fds, &pool->mapping_));
+  CXLCCL_TRY(pool->checkHeader());
+  info("pool ", devices, " from mtmd at ", socket);
+  *out = std::move(pool);
+  return Status::success();
+}
+
+Status Pool::format(const std::string& path, std::uint64_t createBytes, PoolFormat format) {
+  if (!daemonSocketOf(path).empty())
+    return Status::error(cxlcclInvalidUsage, "the pool mtmd owns is formatted on its devices, as "
+                         "root: cxlccl-pool format DEVICE (mtmd's daemon.cxl_pool)");
+  std::shared_ptr<Pool> pool(new Pool());
+  pool->spec_ = path;
   bool created = false;
   CXLCCL_TRY(PoolMapping::open(path, createBytes, &pool->mapping_, &created));
   pool->refreshHeader();
@@ -186,7 +214,17 @@ std::uint64_t Pool::generation() const { return header(base())->generation; }
 bool Pool::coherent() const { return (header(base())->flags & kPoolFlagCoherent) != 0; }
 
 Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32_t nranks,
-                      RegionInfo* out) {
+                      RegionInfo* out, Requester who) {
+  if (!daemonSocket_.empty()) {
+    std::string body;
+    CXLCCL_TRY(daemonRequest(daemonSocket_, cat("cxl-alloc ", std::hex, nonce.high, " ", nonce.low,
+                                                std::dec, " ", bytes, " ", nranks), &body));
+    unsigned long long offset = 0, size = 0, generation = 0;
+    if (std::sscanf(body.c_str(), "region %llu %llu %llu", &offset, &size, &generation) != 3)
+      return Status::error(cxlcclInternalError, "mtmd at ", daemonSocket_, " answered cxl-alloc with \"", body, "\"");
+    *out = RegionInfo{nonce, offset, size, generation, nranks, who.pid, who.uid};
+    return Status::success();
+  }
   bytes = (bytes + kPoolAlign - 1) / kPoolAlign * kPoolAlign;
   CXLCCL_TRY(lock());
   refreshHeader();
@@ -234,9 +272,10 @@ Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32
     freeEntry->bytes = bytes;
     freeEntry->generation = header(base())->generation;
     freeEntry->nranks = nranks;
-    freeEntry->creatorPid = static_cast<std::uint32_t>(getpid());
+    freeEntry->creatorPid = who.pid;
+    freeEntry->ownerUid = who.uid;
     freeEntry->state = static_cast<std::uint32_t>(RegionState::ready);
-    *out = RegionInfo{nonce, offset, bytes, freeEntry->generation, nranks, freeEntry->creatorPid};
+    *out = RegionInfo{nonce, offset, bytes, freeEntry->generation, nranks, who.pid, who.uid};
   }
   publishHeader();
   unlock();
@@ -255,6 +294,12 @@ bool Pool::find(const RegionNonce& nonce, RegionInfo* out) const {
 }
 
 Status Pool::release(const RegionInfo& region) {
+  if (!daemonSocket_.empty()) {
+    std::string body;
+    return daemonRequest(daemonSocket_, cat("cxl-free ", std::hex, region.nonce.high, " ",
+                                            region.nonce.low, std::dec, " ", region.offset, " ",
+                                            region.generation), &body);
+  }
   CXLCCL_TRY(lock());
   refreshHeader();
   RegionEntry* entries = table(base());
@@ -278,7 +323,7 @@ std::vector<RegionInfo> Pool::regions() const {
     const RegionEntry& e = entries[i];
     if (e.state != static_cast<std::uint32_t>(RegionState::ready)) continue;
     out.push_back(RegionInfo{{e.nonceHigh, e.nonceLow}, e.offset, e.bytes, e.generation,
-                             e.nranks, e.creatorPid});
+                             e.nranks, e.creatorPid, e.ownerUid});
   }
   return out;
 }

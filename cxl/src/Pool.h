@@ -36,6 +36,14 @@ struct RegionInfo {
   std::uint64_t generation = 0;  // the pool's generation when it was allocated
   std::uint32_t nranks = 0;
   std::uint32_t creatorPid = 0;
+  std::uint32_t ownerUid = 0;
+};
+
+// Who asks for a region: this process, or (in mtmd) the peer of a control-socket request.
+struct Requester {
+  std::uint32_t pid = 0;
+  std::uint32_t uid = 0;
+  static Requester self();
 };
 
 struct PoolFormat {
@@ -47,13 +55,14 @@ class Pool {
   // Maps the pool at `path`: a device-DAX (/dev/daxX.Y), or a file (hugetlbfs, /dev/shm), or
   // several of them separated by commas to stripe over (PoolMapping.h). A file that does not
   // exist is created with `createBytes` (shared among striped files) and formatted (coherent:
-  // one host).
+  // one host). "mtmd" or "mtmd:SOCKET" is the pool mtmd owns: its devices come over the socket
+  // and allocate() and release() are requests to mtmd (DaemonClient.h).
   static Status open(const std::string& path, std::uint64_t createBytes, std::shared_ptr<Pool>* out);
   // Writes a fresh header (a new generation): every region is forgotten.
   static Status format(const std::string& path, std::uint64_t createBytes, PoolFormat format);
   ~Pool();
 
-  const std::string& path() const { return mapping_->spec(); }
+  const std::string& path() const { return spec_; }
   std::byte* base() const { return mapping_->base(); }
   std::uint64_t bytes() const { return mapping_->bytes(); }
   const PoolMapping& mapping() const { return *mapping_; }
@@ -62,7 +71,7 @@ class Pool {
 
   // Allocates `bytes` for a new communicator named `nonce`; an old region of that name is freed.
   Status allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32_t nranks,
-                  RegionInfo* out);
+                  RegionInfo* out, Requester who = Requester::self());
   // The ready region named `nonce`, if any (false when there is none yet).
   bool find(const RegionNonce& nonce, RegionInfo* out) const;
   // Frees the region if it is still the one described (same nonce, offset and generation).
@@ -76,11 +85,15 @@ class Pool {
   void unlock() const;
   void refreshHeader() const;
   void publishHeader() const;
+  static Status openFromDaemon(const std::string& spec, const std::string& socket,
+                               std::shared_ptr<Pool>* out);
   // Under the lock: a fresh header (and stripe labels); the check every attach makes.
   Status writeHeader(bool coherent, std::uint64_t previousGeneration);
   Status checkHeader() const;
 
   std::unique_ptr<PoolMapping> mapping_;
+  std::string daemonSocket_;  // set: mtmd owns the pool and makes every change to its table
+  std::string spec_;          // as given: the devices' paths, or mtmd's
 };
 
 }  // namespace cxlccl

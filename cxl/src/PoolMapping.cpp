@@ -39,57 +39,90 @@ std::vector<std::string> splitSpec(const std::string& spec) {
   }
 }
 
+Status checkSpec(const std::string& spec, std::vector<std::string>* paths) {
+  *paths = splitSpec(spec);
+  std::vector<std::string> sorted = *paths;
+  std::sort(sorted.begin(), sorted.end());
+  bool emptyPath = std::find(paths->begin(), paths->end(), "") != paths->end();
+  if (emptyPath || paths->size() > kMaxStripeDevices ||
+      std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    return Status::error(cxlcclInvalidArgument, "pool \"", spec, "\": expected a path, or up to ",
+                         kMaxStripeDevices, " different paths separated by commas to stripe over");
+  return Status::success();
+}
+
 }  // namespace
 
 Status PoolMapping::open(const std::string& spec, std::uint64_t createBytes,
                          std::unique_ptr<PoolMapping>* out, bool* created) {
   std::unique_ptr<PoolMapping> mapping(new PoolMapping());
   mapping->spec_ = spec;
-  std::vector<std::string> paths = splitSpec(spec);
-  std::vector<std::string> sorted = paths;
-  std::sort(sorted.begin(), sorted.end());
-  bool emptyPath = std::find(paths.begin(), paths.end(), "") != paths.end();
-  if (emptyPath || paths.size() > kMaxStripeDevices ||
-      std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-    return Status::error(cxlcclInvalidArgument, "pool \"", spec, "\": expected a path, or up to ",
-                         kMaxStripeDevices, " different paths separated by commas to stripe over");
+  std::vector<std::string> paths;
+  CXLCCL_TRY(checkSpec(spec, &paths));
   std::uint64_t perDevice = (createBytes / paths.size() + kAlign - 1) / kAlign * kAlign;
   *created = false;
   for (const std::string& path : paths) CXLCCL_TRY(mapping->openDevice(path));
   // Held from here: files are sized under the lock, and whoever finds the pool empty formats it.
   CXLCCL_TRY(mapping->lock());
   for (Device& d : mapping->devices_) {
-    if (d.bytes != 0) continue;
     struct stat st;
-    if (fstat(d.fd, &st) != 0) return Status::system(cat("stat pool ", d.path), errno);
-    d.bytes = static_cast<std::uint64_t>(st.st_size);
-    if (d.bytes == 0) {
-      if (ftruncate(d.fd, static_cast<off_t>(perDevice)) != 0)
-        return Status::system(cat("size pool ", d.path, " to ", perDevice, " bytes"), errno);
-      d.bytes = perDevice;
-      if (&d == &mapping->devices_.front()) *created = true;
-    }
+    if (d.bytes == 0 && fstat(d.fd, &st) == 0) d.bytes = static_cast<std::uint64_t>(st.st_size);
+    if (d.bytes != 0) continue;  // sized by another process before this one took the lock
+    if (ftruncate(d.fd, static_cast<off_t>(perDevice)) != 0)
+      return Status::system(cat("size pool ", d.path, " to ", perDevice, " bytes"), errno);
+    d.bytes = perDevice;
+    if (&d == &mapping->devices_.front()) *created = true;
   }
   CXLCCL_TRY(mapping->map());
   *out = std::move(mapping);
   return Status::success();
 }
 
-Status PoolMapping::openDevice(const std::string& path) {
-  Device d{path, ::open(path.c_str(), O_RDWR | O_CLOEXEC), 0};
-  if (d.fd < 0 && errno == ENOENT) {
-    d.fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (d.fd >= 0) fchmod(d.fd, 0666);  // the umask must not lock other users' ranks out
-    if (d.fd < 0 && errno == EEXIST) d.fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+Status PoolMapping::adopt(const std::string& spec, const std::vector<int>& fds,
+                          std::unique_ptr<PoolMapping>* out) {
+  std::unique_ptr<PoolMapping> mapping(new PoolMapping());
+  mapping->spec_ = spec;
+  std::vector<std::string> paths;
+  Status status = checkSpec(spec, &paths);
+  if (status.ok() && paths.size() != fds.size())
+    status = Status::error(cxlcclInternalError, "pool ", spec, ": ", fds.size(),
+                           " descriptors for ", paths.size(), " devices");
+  for (std::size_t i = 0; i < fds.size(); ++i) {
+    if (!status.ok()) {
+      ::close(fds[i]);
+      continue;
+    }
+    status = mapping->addDevice(paths[i], fds[i]);
+    if (status.ok() && mapping->devices_.back().bytes == 0)
+      status = Status::error(cxlcclInvalidUsage, "pool ", paths[i], " is empty");
   }
-  if (d.fd < 0)
+  CXLCCL_TRY(status);
+  CXLCCL_TRY(mapping->map());
+  *out = std::move(mapping);
+  return Status::success();
+}
+
+Status PoolMapping::openDevice(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) fchmod(fd, 0666);  // the umask must not lock other users' ranks out
+    if (fd < 0 && errno == EEXIST) fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  }
+  if (fd < 0)
     return Status::system(cat("open pool ", path, " (set CXLCCL_POOL to a device-DAX or a file "
                               "on /dev/shm or hugetlbfs, or several separated by commas)"),
                           errno);
-  devices_.push_back(d);
+  return addDevice(path, fd);
+}
+
+// Takes `fd`; the device's size: a device-DAX's from sysfs, a file's (0: empty) from fstat.
+Status PoolMapping::addDevice(const std::string& path, int fd) {
+  devices_.push_back(Device{path, fd, 0});
   struct stat st;
-  if (fstat(d.fd, &st) != 0) return Status::system(cat("stat pool ", path), errno);
+  if (fstat(fd, &st) != 0) return Status::system(cat("stat pool ", path), errno);
   if (S_ISCHR(st.st_mode)) return daxSize(path, st, &devices_.back().bytes);
+  devices_.back().bytes = static_cast<std::uint64_t>(st.st_size);
   return Status::success();
 }
 

@@ -23,6 +23,10 @@ class PoolMapping {
   // was such a file, so the caller formats it. Returns holding the lock (unlock() when done).
   static Status open(const std::string& spec, std::uint64_t createBytes,
                      std::unique_ptr<PoolMapping>* out, bool* created);
+  // The same from descriptors already open, one per path of `spec`, in order (handed over by
+  // mtmd, which owns the devices): nothing is created, no lock is taken. Takes the descriptors.
+  static Status adopt(const std::string& spec, const std::vector<int>& fds,
+                      std::unique_ptr<PoolMapping>* out);
   ~PoolMapping();
   PoolMapping(const PoolMapping&) = delete;
   PoolMapping& operator=(const PoolMapping&) = delete;
@@ -31,6 +35,7 @@ class PoolMapping {
   std::byte* base() const { return base_; }
   std::uint64_t bytes() const { return bytes_; }
   int devices() const { return static_cast<int>(devices_.size()); }
+  int deviceFd(int device) const { return devices_[static_cast<std::size_t>(device)].fd; }
   const std::string& devicePath(int device) const { return devices_[static_cast<std::size_t>(device)].path; }
   std::uint64_t stripeBytes() const { return stripeBytes_; }
   // The device holding pool byte `offset`, and the offset there.
@@ -44,6 +49,7 @@ class PoolMapping {
  private:
   PoolMapping() = default;
   Status openDevice(const std::string& path);
+  Status addDevice(const std::string& path, int fd);
   Status map();
 
   struct Device {

@@ -40,6 +40,28 @@ bool sendAll(int fd, const std::string& data) {
   return true;
 }
 
+// The reply's first bytes carry the descriptors; the rest follows as usual.
+bool sendWithFds(int fd, const std::string& data, const std::vector<int>& fds) {
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()), 0);
+  iovec iov{const_cast<char*>(data.data()), data.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.data();
+  msg.msg_controllen = control.size();
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+  std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  ssize_t n = -1;
+  do {
+    n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return false;
+  return sendAll(fd, data.substr(static_cast<size_t>(n)));
+}
+
 }  // namespace
 
 Result<ControlServer> ControlServer::open(const std::string& path, Handler handler) {
@@ -140,17 +162,20 @@ void ControlServer::read(int fd) {
     }
     const Peer peer = c.peer;
     const std::string request = c.buffer;
-    finish(fd, handler_(request, peer));
+    std::vector<int> passFds;
+    Reply reply = handler_(request, peer, &passFds);
+    finish(fd, reply, passFds);
     return;
   }
 }
 
-void ControlServer::finish(int fd, const Reply& reply) {
+void ControlServer::finish(int fd, const Reply& reply, const std::vector<int>& passFds) {
   // Replies are small and the client is waiting for them: send with a short blocking timeout.
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   setTimeout(fd, SO_SNDTIMEO, std::chrono::seconds(1));
   std::string text = reply ? "ok\n" + *reply : "error " + reply.error().message() + "\n";
-  if (!sendAll(fd, text)) MTM_DEBUG("control socket: client went away before its reply");
+  bool sent = reply && !passFds.empty() ? sendWithFds(fd, text, passFds) : sendAll(fd, text);
+  if (!sent) MTM_DEBUG("control socket: client went away before its reply");
   ::close(fd);
   clients_.erase(fd);
 }

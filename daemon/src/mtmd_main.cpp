@@ -17,6 +17,7 @@
 #include "mtm/config/ConfigLoader.h"
 #include "mtm/daemon/Cli.h"
 #include "mtm/daemon/ControlSocket.h"
+#include "mtm/daemon/CxlPool.h"
 #include "mtm/daemon/Machine.h"
 #include "mtm/daemon/Manager.h"
 #include "mtm/daemon/Requests.h"
@@ -60,6 +61,15 @@ std::optional<daemon::Machine> load(const Options& opts, const KernelFs& fs, con
 
 using Clock = std::chrono::steady_clock;
 
+// The CXL pool mtmd hands out (daemon.cxl_pool); one that cannot be opened is logged and mtmd
+// runs on without one, answering pool requests with the reason.
+std::unique_ptr<daemon::CxlPoolService> openCxlPool(const std::string& spec) {
+  auto service = daemon::CxlPoolService::open(spec);
+  if (service) return std::move(service).value();
+  MTM_ERROR("{}: running without a CXL pool", service.error().message());
+  return daemon::CxlPoolService::open("").value();
+}
+
 std::string statusLine(const daemon::Manager& m, const daemon::IntervalReport& r) {
   return fmt::format("STATUS={} target(s), interval {}, promoted {} demoted {} pages, profiler {:.2f}% of a core",
                      r.targets, r.interval, r.promotedPages, r.demotedPages, r.profilerCpu * 100) +
@@ -91,7 +101,10 @@ int runDaemon(const Options& opts) {
     return 1;
   }
   auto& m = **manager;
-  auto server = daemon::ControlServer::open(cfg.daemon.socket, [&m](const std::string& request, const daemon::Peer& peer) {
+  auto cxlPool = openCxlPool(cfg.daemon.cxlPool);
+  auto server = daemon::ControlServer::open(cfg.daemon.socket, [&m, &cxlPool](const std::string& request, const daemon::Peer& peer,
+                                                                               std::vector<int>* passFds) {
+    if (daemon::CxlPoolService::isRequest(request)) return cxlPool->handle(request, peer, passFds);
     return daemon::handleRequest(m, request, peer);
   });
   if (!server) {
@@ -140,6 +153,7 @@ int runDaemon(const Options& opts) {
           } else {
             if (next.daemon.socket != cfg.daemon.socket || next.daemon.lockFile != cfg.daemon.lockFile)
               MTM_WARN("daemon.socket and daemon.lock_file changes take effect at the next start");
+            if (next.daemon.cxlPool != cxlPool->spec()) cxlPool = openCxlPool(next.daemon.cxlPool);
             cfg = std::move(next);
             applyLogLevel(opts, cfg);
             MTM_INFO("reloaded config={}", cfg.source);

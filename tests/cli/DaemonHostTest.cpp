@@ -245,3 +245,56 @@ TEST_CASE("mtmctl run passes a SIGTERM sent to it on to the command and returns 
   CHECK(ctl.wait() == 128 + SIGTERM);
   CHECK(ctl.log().find("exited (status 143)") != std::string::npos);
 }
+
+// A pool file only root may open, owned by mtmd (daemon.cxl_pool), removed at the end.
+struct RootOnlyPool {
+  std::string path = "/dev/shm/mtm-test-pool-" + std::to_string(::getpid());
+  RootOnlyPool() {
+    REQUIRE(run({bin("cxlccl-pool"), "format", path, "--size", "64M", "--coherent"}).exitCode == 0);
+    ::chmod(path.c_str(), 0600);
+  }
+  ~RootOnlyPool() { ::unlink(path.c_str()); }
+};
+
+TEST_CASE("mtmd owns a CXL pool -- another user's ranks run collectives in it and only a region's owner frees it", "[daemon][host][cxl]") {
+  RootOnlyPool pool;
+  Daemon d("  cxl_pool: " + pool.path + "\n");
+  REQUIRE(d.process->waitForLog("cxl pool " + pool.path));
+  const std::string viaMtmd = "mtmd:" + d.socket();
+  // nobody may not open the pool itself...
+  ChildProcess direct({bin("cxlccl-pool"), "info", pool.path}, d.dir.path() + "/direct.log", kNobody);
+  CHECK(direct.wait() != 0);
+  CHECK_THAT(direct.log(), Catch::Contains("Permission denied"));
+  // ...but maps it with the descriptor mtmd passes: two ranks run every collective, checked.
+  ChildProcess job({"/usr/bin/env", "CXLCCL_POOL=" + viaMtmd, bin("cxlccl-perf"), "-g", "2", "-b", "4K", "-e", "1M",
+                    "-f", "16", "-n", "2"},
+                   d.dir.path() + "/job.log", kNobody);
+  CHECK(job.wait() == 0);
+  INFO(job.log());
+  CHECK_THAT(job.log(), Catch::Contains("all results checked and right"));
+  CHECK(d.process->waitForLog("cxl region", 1));
+  CHECK(d.process->waitForLog("freed by uid=65534"));  // the last rank out, through mtmd
+  // A region root allocated: nobody may not free it, root may.
+  const std::string alloc = rawRequest(d.socket(), "cxl-alloc 1 3 4194304 2\n");
+  REQUIRE(alloc.rfind("ok\nregion ", 0) == 0);
+  ChildProcess steal({bin("cxlccl-pool"), "reclaim", viaMtmd, "--wait-ms", "100"}, d.dir.path() + "/steal.log", kNobody);
+  CHECK(steal.wait() != 0);
+  CHECK_THAT(steal.log(), Catch::Contains("permission denied: the region at"));
+  auto reclaim = run({bin("cxlccl-pool"), "reclaim", viaMtmd, "--wait-ms", "100"});
+  CHECK(reclaim.exitCode == 0);
+  CHECK_THAT(reclaim.out, Catch::Contains("freed 1 of 1 regions"));
+  // Bad requests get the reason; the daemon goes on.
+  CHECK_THAT(rawRequest(d.socket(), "cxl-alloc zz 1 4096 2\n"), Catch::StartsWith("error bad request"));
+  CHECK_THAT(rawRequest(d.socket(), "cxl-alloc 1 2 4096 99\n"), Catch::Contains("nranks 99 is not 1..64"));
+  CHECK_THAT(rawRequest(d.socket(), "cxl-alloc 1 2 999999999999 2\n"), Catch::Contains("has no free"));
+  CHECK(rawRequest(d.socket(), "ping\n") == "ok\npong\n");
+}
+
+TEST_CASE("mtmd without a CXL pool, or with one it cannot open, runs on and says how to set one", "[daemon][host][cxl]") {
+  Daemon none;
+  CHECK_THAT(rawRequest(none.socket(), "cxl-pool\n"), Catch::Contains("owns no CXL pool: set daemon.cxl_pool"));
+  Daemon missing("  cxl_pool: /dev/shm/mtm-test-no-such-pool\n");
+  CHECK_THAT(missing.process->log(), Catch::Contains("create and format it first: cxlccl-pool format"));
+  CHECK_THAT(missing.process->log(), Catch::Contains("running without a CXL pool"));
+  CHECK(rawRequest(missing.socket(), "ping\n") == "ok\npong\n");
+}

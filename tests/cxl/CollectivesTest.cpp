@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -111,4 +112,14 @@ TEST_CASE("every collective with cache-line flushes", "[cxl]") {
 // Striped over three files: every ring and every large message crosses stripes on each.
 TEST_CASE("every collective on a pool striped over 3 files", "[cxl]") {
   checkAllRanks(3, {1, 1001, 300001}, cxlcclCoherencePool, kLargeTypes, false, 3);
+}
+
+// Each large copy shared by 3 threads per rank (more than this machine's CPUs: still right).
+TEST_CASE("every collective with copies shared by 3 threads", "[cxl]") {
+  struct Threads {
+    Threads() { setenv("CXLCCL_COPY_THREADS", "3", 1); }
+    ~Threads() { unsetenv("CXLCCL_COPY_THREADS"); }
+  } threads;
+  checkAllRanks(2, {1001, 300001}, cxlcclCoherencePool, kLargeTypes);
+  checkAllRanks(2, {300001}, cxlcclCoherenceFlush, {cxlcclFloat32});
 }

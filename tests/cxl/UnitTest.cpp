@@ -1,13 +1,15 @@
-// The pieces under the collectives: the non-coherence simulation, the layout, reductions and
-// settings.
+// The pieces under the collectives: the non-coherence simulation, the layout, reductions,
+// settings and the threads that share copies.
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <set>
 #include <vector>
 
+#include "CopyCrew.h"
 #include "Layout.h"
 #include "Options.h"
 #include "Reduce.h"
@@ -126,4 +128,25 @@ TEST_CASE("settings come from the config, else the environment, and are checked"
   config.lineBytes = CXLCCL_CONFIG_UNDEF_INT;
   config.magic = 0;
   CHECK(resolveOptions(&config, &options).code == cxlcclInvalidArgument);
+}
+
+TEST_CASE("copies shared between threads land whole and exact", "[cxl]") {
+  CopyCrew crew(4);
+  REQUIRE(crew.threads() == 4);
+  std::vector<unsigned char> src(3u << 20), dst(src.size() + 64);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + i / 4096);
+  // Sizes below, at and above the split, odd ones, misaligned ends; many in a row, as a
+  // pipeline posts them (a helper that read a stale job would leave a hole or double-count).
+  const std::size_t sizes[] = {1, 4095, CopyCrew::kMinPart, 2 * CopyCrew::kMinPart + 3, 1000003, 3u << 20};
+  for (int round = 0; round < 200; ++round) {
+    std::size_t n = sizes[static_cast<std::size_t>(round) % 6];
+    std::size_t shift = static_cast<std::size_t>(round) % 3 == 0 ? 0 : static_cast<std::size_t>(round) % 61;
+    if (n + shift > dst.size()) shift = 0;
+    std::memset(dst.data(), 0, dst.size());
+    crew.copy(dst.data() + shift, src.data(), n, round % 2 == 1);
+    INFO("round " << round << ", " << n << " bytes at +" << shift);
+    REQUIRE(std::memcmp(dst.data() + shift, src.data(), n) == 0);
+    REQUIRE(std::all_of(dst.begin(), dst.begin() + static_cast<std::ptrdiff_t>(shift), [](unsigned char c) { return c == 0; }));
+    REQUIRE(std::all_of(dst.begin() + static_cast<std::ptrdiff_t>(shift + n), dst.end(), [](unsigned char c) { return c == 0; }));
+  }
 }

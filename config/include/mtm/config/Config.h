@@ -77,6 +77,7 @@ struct DaemonConfig {
   std::string socket = "/run/mtm/mtmd.sock";
   std::string lockFile = "/run/mtm/mtmd.lock";
   std::string logLevel = "info";
+  std::string cxlPool;  // a libcxlccl pool mtmd owns and hands out; empty: none
   bool operator==(const DaemonConfig&) const = default;
 };
 

@@ -2,8 +2,10 @@
 // mtmd's control socket: a Unix stream socket, one request per connection.
 //
 //   request:  one line, at most kMaxRequest bytes: "attach PID", "detach PID",
-//             "status text|json", "ping"
+//             "status text|json", "ping", and the CXL pool's "cxl-..." (CxlPool.h)
 //   reply:    "ok\n" followed by the body, or "error MESSAGE\n"; then the server closes.
+//             A handler may pass descriptors with an ok reply (SCM_RIGHTS, with its first
+//             bytes).
 //
 // The server learns the caller's uid from SO_PEERCRED; what a uid may do is the handler's
 // decision. It never blocks on a client: connections are read as data arrives, and one that
@@ -37,7 +39,9 @@ using Reply = Result<std::string>;
 
 class ControlServer {
  public:
-  using Handler = std::function<Reply(const std::string& request, const Peer& peer)>;
+  // `passFds`: descriptors to send with an ok reply (the server sends them, the handler keeps
+  // owning them).
+  using Handler = std::function<Reply(const std::string& request, const Peer& peer, std::vector<int>* passFds)>;
 
   // Binds `path` (creating its directory, mode 0755; the socket 0666, access is decided per
   // request). A stale socket file is replaced; callers hold the instance lock first.
@@ -64,7 +68,7 @@ class ControlServer {
   ControlServer(int fd, std::string path, Handler handler) : fd_(fd), path_(std::move(path)), handler_(std::move(handler)) {}
   void accept();
   void read(int fd);
-  void finish(int fd, const Reply& reply);
+  void finish(int fd, const Reply& reply, const std::vector<int>& passFds = {});
 
   int fd_ = -1;
   std::string path_;
