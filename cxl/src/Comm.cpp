@@ -169,6 +169,10 @@ void Comm::countRanksHere() {
   int threads = options_.copyThreads > 0 ? options_.copyThreads : std::clamp(available / here, 1, 4);
   crew_ = std::make_unique<CopyCrew>(threads);
   if (threads > 1) info("rank ", rank_, ": ", threads, " threads share each large copy");
+  if (threads > 1 && threads * here > available)
+    warn("copyThreads ", threads, " for each of ", here, " ranks on this host exceeds its ", available,
+         " CPUs: the copy threads will take CPU time from the ranks (measured up to 10x slower; "
+         "leave CXLCCL_COPY_THREADS unset to choose from the CPUs)");
 }
 
 void Comm::startHeartbeat() {
