@@ -10,6 +10,7 @@
 #include "mtm/Registry.h"
 #include "mtm/daemon/Process.h"
 #include "mtm/migrate/Mover.h"
+#include "mtm/migrate/Placement.h"
 
 namespace mtm::daemon {
 namespace {
@@ -197,12 +198,14 @@ IntervalReport Manager::runIntervalSteps() {
     (m.kind == migrate::MoveKind::Promotion ? promotions : demotions).push_back(std::move(m));
   }
   rep.plannedPages = pagesOf(promotions) + pagesOf(demotions);
-  if (rep.plannedPages == 0) return rep;
+  if (rep.plannedPages == 0 && plan.collapses.empty()) return rep;
   if (config_.migration.dryRun) {
     for (const auto* list : {&demotions, &promotions})
       for (const auto& m : *list)
-        MTM_INFO("dry-run {} pid={} range={:#x}-{:#x} to_node={}", kindName(m.kind), m.pid, m.ranges[0].start,
-                 m.ranges[0].end, m.toNode);
+        MTM_INFO("dry-run {} pid={} range={:#x}-{:#x} to_node={}{}", kindName(m.kind), m.pid, m.ranges[0].start,
+                 m.ranges.back().end, m.toNode, m.splitPartialThps ? " split_thp=yes" : "");
+    for (const auto& c : plan.collapses)
+      for (const auto& r : c.ranges) MTM_INFO("dry-run collapse pid={} range={:#x}-{:#x}", c.pid, r.start, r.end);
     return rep;
   }
   // Demotions first: they make the room the promotions were planned into.
@@ -213,10 +216,27 @@ IntervalReport Manager::runIntervalSteps() {
     account(stats, list, kind);
     (kind == migrate::MoveKind::Promotion ? rep.promotedPages : rep.demotedPages) += stats.pagesMoved;
     rep.failedPages += stats.pagesFailed();
+    rep.thpSplit += stats.thpSplit;
   }
-  MTM_DEBUG("interval={} regions={} planned={} promoted={} demoted={} failed={}", rep.interval, rep.regions,
-            rep.plannedPages, rep.promotedPages, rep.demotedPages, rep.failedPages);
+  collapse(plan.collapses, rep);
+  MTM_DEBUG("interval={} regions={} planned={} promoted={} demoted={} failed={} thp_split={} thp_collapsed={}",
+            rep.interval, rep.regions, rep.plannedPages, rep.promotedPages, rep.demotedPages, rep.failedPages,
+            rep.thpSplit, rep.thpCollapsed);
   return rep;
+}
+
+// THPs the policy split, whose access has evened out: formed again with MADV_COLLAPSE.
+void Manager::collapse(const std::vector<policy::CollapseRequest>& requests, IntervalReport& rep) {
+  for (const auto& c : requests) {
+    if (!targets_.count(c.pid)) continue;
+    auto formed = migrate::collapseThps(kernel_.deps(), c.pid, c.ranges);
+    if (!formed) {
+      MTM_WARN("thp collapse pid={}: {}", c.pid, formed.error().message());
+      continue;
+    }
+    rep.thpCollapsed += *formed;
+    MTM_INFO("thp collapse pid={} ranges={} formed={}", c.pid, c.ranges.size(), *formed);
+  }
 }
 
 std::vector<uint64_t> Manager::tierTotals(uid_t viewer) const {

@@ -1,6 +1,7 @@
 #include "mtm/policy/MtmPolicy.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include "mtm/Registry.h"
@@ -9,6 +10,26 @@ namespace mtm::policy {
 namespace {
 
 constexpr uint64_t kPage = 4096;
+constexpr uint64_t kThp = 2ull << 20;
+
+// A skewed THP region's hot part: its hot eighths, adjacent ones joined.
+std::vector<migrate::AddressRange> hotParts(const profiler::RegionInfo& r) {
+  std::vector<migrate::AddressRange> out;
+  const uint64_t eighth = (r.end - r.start) / 8;
+  for (uint64_t i = 0; i < 8; ++i) {
+    if ((r.hotEighths >> i & 1) == 0) continue;
+    const uint64_t lo = r.start + i * eighth, hi = i == 7 ? r.end : lo + eighth;
+    if (!out.empty() && out.back().end == lo) out.back().end = hi;
+    else out.push_back({lo, hi});
+  }
+  return out;
+}
+
+uint64_t bytesOf(const std::vector<migrate::AddressRange>& ranges) {
+  uint64_t n = 0;
+  for (const auto& r : ranges) n += r.end - r.start;
+  return n;
+}
 
 // Free bytes per tier as the plan takes shape.
 class Room {
@@ -86,13 +107,25 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return snap.regions[a].hotness > snap.regions[b].hotness; });
   std::vector<bool> planned(snap.regions.size(), false);
 
+  // A skewed THP region promotes only its hot part (the rest stays, split off).
+  auto splits = [&](const profiler::RegionInfo& r, migrate::MoveKind kind) {
+    return kind == migrate::MoveKind::Promotion && r.huge && r.skew >= pc.thpSplitSkew && r.hotEighths != 0;
+  };
+  auto movedBytes = [&](const profiler::RegionInfo& r, migrate::MoveKind kind) {
+    return splits(r, kind) ? bytesOf(hotParts(r)) : r.end - r.start;
+  };
   auto take = [&](size_t i, size_t from, size_t to, migrate::MoveKind kind) {
     const auto& r = snap.regions[i];
-    const uint64_t pages = (r.end - r.start) / kPage;
-    if (pages > budget) return false;
-    budget -= pages;
-    room.move(from, to, r.end - r.start);
+    const uint64_t bytes = movedBytes(r, kind);
+    if (bytes / kPage > budget) return false;
+    budget -= bytes / kPage;
+    room.move(from, to, bytes);
     plan.moves.push_back(requestWithTierFallback(r, tiers, to, kind));
+    if (splits(r, kind)) {
+      plan.moves.back().ranges = hotParts(r);
+      plan.moves.back().splitPartialThps = true;
+      for (uint64_t a = r.start & ~(kThp - 1); a < r.end; a += kThp) splitThps_.insert({r.pid, a});
+    }
     planned[i] = true;
     lastMove_[{r.pid, r.start}] = {snap.interval, kind, static_cast<int>(to)};
     return true;
@@ -140,7 +173,7 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
     const auto& r = snap.regions[i];
     if (r.hotness < pc.hotThreshold + pc.promoteMargin) break;
     if (r.tier <= 0 || planned[i] || cooling(r, migrate::MoveKind::Promotion)) continue;
-    const uint64_t size = r.end - r.start;
+    const uint64_t size = movedBytes(r, migrate::MoveKind::Promotion);
     for (size_t to = 0; to < static_cast<size_t>(r.tier); ++to) {
       if (room.spare(to) < static_cast<int64_t>(size))
         demote(to, static_cast<int64_t>(size) - room.spare(to), std::max(pc.coldThreshold, r.hotness - pc.promoteMargin), true);
@@ -153,7 +186,43 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
   // Watermarks: a tier short of free memory sheds its coldest regions one tier down.
   for (size_t t = 0; t + 1 < tiers.tiers.size(); ++t)
     if (room.excess(t) > 0) demote(t, room.excess(t), pc.coldThreshold, false);
+  planCollapses(snap, plan);
   return plan;
+}
+
+// A THP split here is collapsed again once the regions over it are 4 KiB-mapped and agree: one
+// node, and hotness within thp_collapse_skew of each other -- its access has evened out. One whose process is
+// gone, or that no region covers any more, is forgotten.
+void MtmPolicy::planCollapses(const profiler::Snapshot& snap, Plan& plan) {
+  for (int pid : snap.exited) splitThps_.erase(splitThps_.lower_bound({pid, 0}), splitThps_.upper_bound({pid, UINT64_MAX}));
+  for (auto it = splitThps_.begin(); it != splitThps_.end();) {
+    const auto [pid, start] = *it;
+    const uint64_t end = start + kThp;
+    uint64_t covered = 0;
+    int node = -2;
+    double lo = 1, hi = 0;
+    bool settled = true;
+    for (const auto& r : snap.regions) {
+      if (r.pid != pid || r.end <= start || r.start >= end) continue;
+      covered += std::min(r.end, end) - std::max(r.start, start);
+      // Still a THP (the split has not happened, or failed): nothing to collapse yet.
+      settled = settled && !r.huge && r.confidence >= 1 && r.node >= 0 && (node == -2 || r.node == node);
+      node = r.node;
+      lo = std::min(lo, r.hotness);
+      hi = std::max(hi, r.hotness);
+    }
+    if (covered == 0) {
+      it = splitThps_.erase(it);
+      continue;
+    }
+    if (covered == kThp && settled && hi - lo <= config_.policy.thpCollapseSkew) {
+      if (plan.collapses.empty() || plan.collapses.back().pid != pid) plan.collapses.push_back({pid, {}});
+      plan.collapses.back().ranges.push_back({start, end});
+      it = splitThps_.erase(it);
+      continue;
+    }
+    ++it;
+  }
 }
 
 Plan TwoTierPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tiers) {

@@ -76,8 +76,8 @@ class AbitSource final : public Source {
     for (size_t i = 0; i < t.pending.size(); ++i) {
       if (flags[i] & kAbitFault) continue;  // a racing change: no answer this time
       const bool present = flags[i] & kAbitPresent;
-      regions.observe(t.pending[i], present && (flags[i] & kAbitAccessed),
-                      present ? nodes_.nodeOf(pfns[i]) : -1, flags[i] & kAbitHuge);
+      const Mapping mapping = !present ? Mapping::exact : (flags[i] & kAbitHuge) ? Mapping::pmd : Mapping::pte;
+      regions.observe(t.pending[i], present && (flags[i] & kAbitAccessed), present ? nodes_.nodeOf(pfns[i]) : -1, mapping);
     }
     // Clear the next sample's bits: a THP as one whole 2 MiB range.
     std::vector<Range> ranges;

@@ -136,7 +136,7 @@ Snapshot Profiler::runInterval() {
     }
     t.regions->endInterval();
     for (const auto& r : t.regions->regions()) {
-      RegionInfo info{pid, r.start, r.end, r.hotness, r.age, r.confidence, r.node, -1, r.huge};
+      RegionInfo info{pid, r.start, r.end, r.hotness, r.age, r.confidence, r.node, -1, r.huge, r.skew, r.hotEighths};
       if (tiers_ && r.node >= 0) info.tier = tiers_->tierOfNode(r.node);
       snap.regions.push_back(info);
     }

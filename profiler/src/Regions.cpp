@@ -79,7 +79,7 @@ Region* RegionSet::find(uint64_t addr) {
   return addr < it->end ? &*it : nullptr;
 }
 
-void RegionSet::observe(uint64_t addr, bool accessed, int node, bool huge) {
+void RegionSet::observe(uint64_t addr, bool accessed, int node, Mapping mapping) {
   Region* r = find(addr);
   if (!r) return;
   const int half = addr >= r->mid() ? 1 : 0;
@@ -87,8 +87,45 @@ void RegionSet::observe(uint64_t addr, bool accessed, int node, bool huge) {
   if (accessed) ++r->accessed[half];
   r->samples.push_back({addr, accessed});
   if (node >= 0) ++r->nodeVotes[node];
-  if (huge) r->huge = true;
+  if (mapping == Mapping::pmd) {
+    r->huge = true;
+    ++r->sawPmd;
+  } else if (mapping == Mapping::pte) {
+    ++r->sawPte;
+  }
+  if (accessed && mapping == Mapping::exact) r->eighths[static_cast<size_t>((addr - r->start) * 8 / r->size())] += 1;
 }
+
+namespace {
+
+// How unevenly a region's eighths were accessed: 1 - the share of eighths with at least half
+// the mean count. Even access: 0; all in one eighth: 0.875.
+void updateSkew(Region& r, double decay) {
+  double total = 0;
+  for (double e : r.eighths) total += e;
+  r.skew = -1;
+  r.hotEighths = 0;
+  if (r.huge && total >= RegionSet::kSkewSamples) {
+    int covered = 0;
+    for (size_t i = 0; i < 8; ++i) {
+      if (r.eighths[i] >= total / 16) {
+        ++covered;
+        r.hotEighths |= static_cast<uint8_t>(1u << i);
+      }
+    }
+    r.skew = 1 - covered / 8.0;
+  }
+  for (double& e : r.eighths) e *= decay;
+}
+
+// A region that took a new shape: what its eighths saw no longer lines up.
+void reshaped(Region& r) {
+  r.eighths = {};
+  r.skew = -1;
+  r.hotEighths = 0;
+}
+
+}  // namespace
 
 void RegionSet::observeRange(uint64_t start, uint64_t end, double fraction) {
   const auto accessed = static_cast<uint32_t>(std::lround(fraction * kRangeWeight));
@@ -129,6 +166,8 @@ RegionStats RegionSet::endInterval() {
     } else {
       r.confidence *= decay;
     }
+    if (r.sawPmd == 0 && r.sawPte > 0) r.huge = false;  // split since (by mtm or the kernel)
+    updateSkew(r, decay);
     if (!r.nodeVotes.empty()) {
       r.node = std::max_element(r.nodeVotes.begin(), r.nodeVotes.end(),
                                 [](auto& a, auto& b) { return a.second < b.second; })->first;
@@ -140,6 +179,7 @@ RegionStats RegionSet::endInterval() {
     r.checked[0] = r.checked[1] = r.accessed[0] = r.accessed[1] = 0;
     r.nodeVotes.clear();
     r.samples.clear();
+    r.sawPmd = r.sawPte = 0;
   }
   return stats;
 }
@@ -186,6 +226,7 @@ void RegionSet::split(Region r, std::vector<Region>& out, RegionStats& stats, si
     part->hotness = part->lastFraction = double(acc) / double(part->samples.size());
     part->age = 0;
     part->confidence = r.confidence * double(part->size()) / double(r.size());
+    reshaped(*part);
   }
   ++stats.splits;
   split(std::move(a), out, stats, budget - 1);
@@ -217,6 +258,8 @@ void RegionSet::splitAndMerge(RegionStats& stats) {
         b.hotness = b.lastFraction = hi;
         a.age = b.age = 0;
         a.confidence = b.confidence = r.confidence / 2;
+        reshaped(a);
+        reshaped(b);
         out.push_back(a);
         out.push_back(b);
         ++stats.splits;
@@ -243,6 +286,7 @@ void RegionSet::splitAndMerge(RegionStats& stats) {
         p.variation = std::max(p.variation, r.variation);
         p.end = r.end;
         p.age = 0;
+        reshaped(p);
         ++stats.merges;
         continue;
       }

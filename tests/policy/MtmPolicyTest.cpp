@@ -207,3 +207,86 @@ TEST_CASE("when the kernel finds a tier full, a move falls back to the next tier
     }
   }
 }
+
+namespace {
+
+// A THP-backed region, with the skew and hot eighths samples gave it.
+profiler::RegionInfo thp(uint64_t startMiB, uint64_t sizeMiB, double hotness, int tier, double skew, uint8_t hotEighths) {
+  profiler::RegionInfo r = region(startMiB, sizeMiB, hotness, tier);
+  r.huge = true;
+  r.skew = skew;
+  r.hotEighths = hotEighths;
+  r.confidence = 8;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("THPs: evenly hot ones move whole, skewed ones split and only the hot part moves", "[policy]") {
+  MtmPolicy p(cfg());  // thp_split_skew 0.5
+  profiler::Snapshot s;
+  s.regions = {thp(0, 2, 0.9, 3, 0.0, 0xff), thp(10, 2, 0.9, 3, 0.75, 0x06), thp(20, 2, 0.9, 3, -1, 0)};
+  auto plan = p.plan(s, tiers({{1024, 512}, {1024, 512}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 3);
+  for (const auto& m : plan.moves) CHECK(m.toNode == 0);
+  // Even: whole, not split.
+  CHECK(plan.moves[0].ranges == std::vector<migrate::AddressRange>{{s.regions[0].start, s.regions[0].end}});
+  CHECK_FALSE(plan.moves[0].splitPartialThps);
+  // Skewed (eighths 1 and 2 hot): those 512 KiB only, the THP split around them.
+  const uint64_t eighth = 2 * kMiB / 8;
+  CHECK(plan.moves[1].ranges == std::vector<migrate::AddressRange>{{s.regions[1].start + eighth, s.regions[1].start + 3 * eighth}});
+  CHECK(plan.moves[1].splitPartialThps);
+  // Unknown skew (accessed bits only): whole.
+  CHECK_FALSE(plan.moves[2].splitPartialThps);
+  CHECK(plan.collapses.empty());
+}
+
+TEST_CASE("THPs: a split one is collapsed once its parts share a node and are about as hot", "[policy]") {
+  MtmPolicy p(cfg());  // thp_collapse_skew 0.1
+  auto t = tiers({{1024, 512}, {1024, 512}, {1024, 512}, {1024, 512}});
+  profiler::Snapshot s;
+  s.regions = {thp(10, 2, 0.9, 3, 0.75, 0x06)};
+  REQUIRE(p.plan(s, t).moves.size() == 1);
+  // Split: the hot 512 KiB in tier 0, the rest in tier 3 -- skewed still, nothing to collapse.
+  const uint64_t base = s.regions[0].start, eighth = 2 * kMiB / 8;
+  auto part = [&](uint64_t from, uint64_t to, double hotness, int tier) {
+    profiler::RegionInfo r = region(0, 0, hotness, tier);
+    r.start = base + from * eighth;
+    r.end = base + to * eighth;
+    r.confidence = 8;
+    return r;
+  };
+  s.interval = 1;
+  s.regions = {part(0, 1, 0.1, 3), part(1, 3, 0.9, 0), part(3, 8, 0.1, 3)};
+  CHECK(p.plan(s, t).collapses.empty());
+  // All of it on node 0 now, but unevenly hot: not yet.
+  s.interval = 2;
+  s.regions = {part(0, 1, 0.5, 0), part(1, 3, 0.9, 0), part(3, 8, 0.5, 0)};
+  CHECK(p.plan(s, t).collapses.empty());
+  // Evenly hot on one node: collapsed, once.
+  s.interval = 3;
+  s.regions = {part(0, 1, 0.85, 0), part(1, 3, 0.9, 0), part(3, 8, 0.82, 0)};
+  auto plan = p.plan(s, t);
+  REQUIRE(plan.collapses.size() == 1);
+  CHECK(plan.collapses[0].pid == 7);
+  CHECK(plan.collapses[0].ranges == std::vector<migrate::AddressRange>{{base, base + 2 * kMiB}});
+  s.interval = 4;
+  CHECK(p.plan(s, t).collapses.empty());
+}
+
+TEST_CASE("THPs: a split one whose process exited is forgotten", "[policy]") {
+  MtmPolicy p(cfg());
+  auto t = tiers({{1024, 512}, {1024, 512}, {1024, 512}, {1024, 512}});
+  profiler::Snapshot s;
+  s.regions = {thp(10, 2, 0.9, 3, 0.75, 0x06)};
+  REQUIRE(p.plan(s, t).moves.size() == 1);
+  s.interval = 1;
+  s.exited = {7};
+  s.regions = {};
+  CHECK(p.plan(s, t).collapses.empty());
+  // Same pid and addresses again (a new process): evenly hot regions are nothing to collapse.
+  s.exited = {};
+  s.regions = {region(10, 2, 0.9, 0)};
+  s.regions[0].confidence = 8;
+  CHECK(p.plan(s, t).collapses.empty());
+}

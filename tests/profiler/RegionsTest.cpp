@@ -93,7 +93,7 @@ TEST_CASE("THP-backed regions split on 2 MiB boundaries only", "[regions]") {
   RegionSet rs(cfg);
   rs.rebuild({vma(kB, kB + 6 * kM)});
   cfg.maxRegions = 64;
-  rs.observe(kB, true, -1, true);  // seen as a THP
+  rs.observe(kB, true, -1, mtm::profiler::Mapping::pmd);  // seen as a THP
   touch(rs, kB, kB + 2 * kM, true, 4);
   touch(rs, kB + 4 * kM, kB + 6 * kM, false, 4);
   rs.endInterval();
@@ -152,4 +152,52 @@ TEST_CASE("cold neighbours on different nodes stay apart: a region is in one pla
   REQUIRE(rs.regions().size() == 2);
   CHECK(rs.regions()[0].node == 0);
   CHECK(rs.regions()[1].node == 3);
+}
+
+TEST_CASE("a THP's skew comes from samples with exact addresses -- even access reads 0 and one hot eighth 0.875", "[regions]") {
+  config::ProfilerConfig cfg;
+  cfg.maxRegions = 1;
+  cfg.hotnessDecay = 0;
+  RegionSet rs(cfg);
+  rs.rebuild({vma(kB, kB + 2 * kM)});
+  const uint64_t eighth = 2 * kM / 8;
+  auto thpBits = [&] {  // the accessed-bit checks of the THP: one PMD bit, wherever they land
+    for (uint64_t i = 0; i < 8; ++i) rs.observe(kB + i * eighth, true, 0, Mapping::pmd);
+  };
+  // Evenly: 4 samples in every eighth.
+  thpBits();
+  for (uint64_t i = 0; i < 32; ++i) rs.observe(kB + (i % 8) * eighth + 4096 * (i / 8), true);
+  rs.endInterval();
+  REQUIRE(rs.regions().size() == 1);
+  CHECK(rs.regions()[0].huge);
+  CHECK(rs.regions()[0].skew == Approx(0));
+  CHECK(rs.regions()[0].hotEighths == 0xff);
+  // All in the third eighth: skewed, and that eighth is the hot part.
+  thpBits();
+  for (uint64_t i = 0; i < 32; ++i) rs.observe(kB + 2 * eighth + 4096 * i, true);
+  rs.endInterval();
+  CHECK(rs.regions()[0].skew == Approx(0.875));
+  CHECK(rs.regions()[0].hotEighths == 0x04);
+  // Accessed bits alone, or too few samples, say nothing.
+  thpBits();
+  for (uint64_t i = 0; i < 8; ++i) rs.observe(kB + i * eighth, true);
+  rs.endInterval();
+  CHECK(rs.regions()[0].skew == -1);
+}
+
+TEST_CASE("a region whose checks find only 4 KiB PTEs is no longer huge -- its THP was split", "[regions]") {
+  config::ProfilerConfig cfg;
+  cfg.maxRegions = 1;
+  RegionSet rs(cfg);
+  rs.rebuild({vma(kB, kB + 2 * kM)});
+  rs.observe(kB, true, 0, Mapping::pmd);
+  rs.endInterval();
+  CHECK(rs.regions()[0].huge);
+  rs.observe(kB + 4096, false);  // a sample: says nothing of the mapping
+  rs.endInterval();
+  CHECK(rs.regions()[0].huge);
+  rs.observe(kB, true, 0, Mapping::pte);
+  rs.observe(kB + kM, false, 1, Mapping::pte);
+  rs.endInterval();
+  CHECK_FALSE(rs.regions()[0].huge);
 }

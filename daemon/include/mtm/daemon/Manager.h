@@ -55,6 +55,8 @@ struct IntervalReport {
   uint64_t demotedPages = 0;
   uint64_t failedPages = 0;
   uint64_t plannedPages = 0;
+  uint64_t thpSplit = 0;              // THPs split to move only their hot part
+  uint64_t thpCollapsed = 0;          // THPs formed again once their access evened out
   double profilerCpu = 0;             // fraction of one core
   std::vector<int> exited;
 };
@@ -104,6 +106,8 @@ class Manager {
   Machine machine_;
   KernelFs fs_{"/"};
   migrate::LiveKernel kernel_;
+
+  void collapse(const std::vector<policy::CollapseRequest>& requests, IntervalReport& rep);
   std::unique_ptr<profiler::Profiler> profiler_;
   std::unique_ptr<policy::Policy> policy_;
   std::unique_ptr<migrate::Mover> mover_;

@@ -3,8 +3,13 @@
 // regions in any lower tier go straight to the fastest tier with room; to make room, the coldest
 // regions of a tier go one tier down. Free-memory watermarks, hysteresis and a per-region
 // cooldown keep pages from ping-ponging; the plan fits the mover's page budget, hottest first.
+// A THP is promoted whole when its subpages are about evenly hot; when samples show its access
+// skewed (skew >= thp_split_skew) only its hot eighths move, the THP split around them, and once
+// its parts sit on one node again and their hotness differs by at most thp_collapse_skew, it is
+// collapsed back into a THP.
 
 #include <map>
+#include <set>
 #include <utility>
 
 #include "mtm/policy/Policy.h"
@@ -24,6 +29,9 @@ class MtmPolicy final : public Policy {
     int toTier = -1;
   };
   std::map<std::pair<int, uint64_t>, LastMove> lastMove_;  // (pid, start) -> its last planned move
+  std::set<std::pair<int, uint64_t>> splitThps_;            // (pid, 2 MiB-aligned address) split here
+
+  void planCollapses(const profiler::Snapshot& snapshot, Plan& plan);
 };
 
 // The "two_tier" baseline: hot regions below the top tier move up, cold ones in it move to the

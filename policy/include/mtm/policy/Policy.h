@@ -13,8 +13,16 @@
 
 namespace mtm::policy {
 
+// THPs to form again (MADV_COLLAPSE) in a process: ones the policy split whose parts now sit on
+// one node and are about as hot.
+struct CollapseRequest {
+  int pid = 0;
+  std::vector<migrate::AddressRange> ranges;
+};
+
 struct Plan {
   std::vector<migrate::MoveRequest> moves;  // the mover runs promotions first
+  std::vector<CollapseRequest> collapses;    // after the moves
 };
 
 class Policy {

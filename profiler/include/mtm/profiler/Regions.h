@@ -2,6 +2,7 @@
 // A process's address space as regions that split where access varies and merge where it does
 // not. THP-backed memory is profiled at 2 MiB: a region never half-covers a THP.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -14,6 +15,10 @@ namespace mtm::profiler {
 
 inline constexpr uint64_t kPage = 4096;
 inline constexpr uint64_t kHuge = 2ull << 20;
+
+// How an observation's page was mapped: a THP's accessed bit (pmd) says nothing of where inside
+// the THP; a 4 KiB PTE's (pte) and a sample's address (exact) say where.
+enum class Mapping { exact, pte, pmd };
 
 struct Region {
   uint64_t start = 0, end = 0;  // [start, end)
@@ -28,7 +33,13 @@ struct Region {
   uint32_t checked[2] = {0, 0};
   uint32_t accessed[2] = {0, 0};
   std::map<int, uint32_t> nodeVotes;
+  uint32_t sawPmd = 0, sawPte = 0;  // this interval's accessed-bit checks by mapping
   std::vector<std::pair<uint64_t, bool>> samples;  // this interval's checks: (address, accessed)
+  // Accessed samples with exact addresses per eighth of the region, decayed like hotness (a
+  // THP's accessed bit covers it whole: only samples say how its subpages differ).
+  std::array<double, 8> eighths{};
+  double skew = -1;           // see Snapshot.h; -1: unknown
+  uint8_t hotEighths = 0;
 
   uint64_t size() const { return end - start; }
   uint64_t mid() const;  // the split point: the middle, aligned to 2 MiB (huge) or a page
@@ -46,8 +57,12 @@ class RegionSet {
   // hold no anonymous or private writable memory ([vdso], read-only text, ...) are left out.
   void rebuild(const std::vector<migrate::Vma>& vmas);
 
-  // One observation of the page at `addr`: checked, and whether it was accessed.
-  void observe(uint64_t addr, bool accessed, int node = -1, bool huge = false);
+  // One observation of the page at `addr`: checked, and whether it was accessed. A region seen
+  // through THP accessed bits is huge; one whose checks then find 4 KiB PTEs only (the THP was
+  // split) is not any more.
+  void observe(uint64_t addr, bool accessed, int node = -1, Mapping mapping = Mapping::exact);
+  // Precise samples a region's skew needs before it is believed.
+  static constexpr double kSkewSamples = 16;
 
   // An observation of a whole range at once (DAMON): each region it overlaps counts it as
   // kRangeWeight checks, `fraction` of them accessed.

@@ -17,6 +17,10 @@ struct RegionInfo {
   int node = -1;               // NUMA node holding most of its checked pages (-1: unknown)
   int tier = -1;               // that node's tier (-1: unknown)
   bool huge = false;           // THP-backed
+  // THP-backed, from samples with exact addresses (hw_sample, page_fault): how unevenly the
+  // region's eighths are accessed, 0 (even) .. 0.875 (one eighth); -1 when too few samples say.
+  double skew = -1;
+  uint8_t hotEighths = 0;      // bit i: eighth i saw at least half the mean share of samples
 };
 
 struct Snapshot {
