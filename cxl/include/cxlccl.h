@@ -126,6 +126,11 @@ cxlcclResult_t cxlcclCommDestroy(cxlcclComm_t comm);
 /* Leaves at once: peers waiting on this rank fail with cxlcclRemoteError. */
 cxlcclResult_t cxlcclCommAbort(cxlcclComm_t comm);
 cxlcclResult_t cxlcclCommGetAsyncError(cxlcclComm_t comm, cxlcclResult_t* asyncError);
+/* Host memory in the pool at $CXLCCL_POOL (a region of its own, 2 MiB-rounded). A send buffer
+ * there is published where it lies: peers copy it out directly, one copy instead of two (NCCL's
+ * ncclMemAlloc, for the pool). Any collective takes it; communicators on other pools copy. */
+cxlcclResult_t cxlcclMemAlloc(void** ptr, size_t size);
+cxlcclResult_t cxlcclMemFree(void* ptr);
 cxlcclResult_t cxlcclCommCount(const cxlcclComm_t comm, int* count);
 cxlcclResult_t cxlcclCommUserRank(const cxlcclComm_t comm, int* rank);
 

@@ -14,6 +14,7 @@
 #include "Gpu.h"
 #include "Options.h"
 #include "Pool.h"
+#include "PoolBuffers.h"
 #include "Reduce.h"
 #include "Status.h"
 #include "cxlccl.h"
@@ -371,6 +372,10 @@ cxlcclResult_t cxlcclCommGetAsyncError(cxlcclComm_t comm, cxlcclResult_t* asyncE
   *asyncError = comm->comm->asyncError();
   return cxlcclSuccess;
 }
+
+cxlcclResult_t cxlcclMemAlloc(void** ptr, size_t size) { return report(poolBufferAlloc(size, ptr)); }
+
+cxlcclResult_t cxlcclMemFree(void* ptr) { return report(poolBufferFree(ptr)); }
 
 cxlcclResult_t cxlcclCommCount(const cxlcclComm_t comm, int* count) {
   if (comm == nullptr || count == nullptr)

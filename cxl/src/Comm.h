@@ -66,6 +66,7 @@ class Comm {
   const Options& options() const { return options_; }
   const Layout& layout() const { return layout_; }
   const RegionView& view() const { return *view_; }
+  const Pool& pool() const { return *pool_; }
   // Shares this rank's large copies between threads (settings: copyThreads).
   CopyCrew& crew() { return *crew_; }
 
@@ -102,6 +103,7 @@ class Comm {
   int channelIndex(Channel c) const;
   int channelCount() const { return nranks_ + nranks_ * nranks_; }
   std::vector<std::byte>& scratch(std::size_t bytes);
+  bool publishedByReference = false;  // logged once
 
   // Fails when `peer` aborted, left or stopped its heartbeat (called while waiting on it).
   // `left` tells the one case that is not final: a peer may leave right after publishing what

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "CacheLines.h"
+#include "PoolBuffers.h"
 #include "Reduce.h"
 
 namespace cxlccl {
@@ -65,7 +67,11 @@ Operation::PieceRef Operation::piece(Channel c, std::size_t bytes, std::uint64_t
   if (chunks == 0) return ref;
   if (c.writer == comm_.rank()) {
     publishes_.push_back({op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers,
-                          ref.firstSeq, chunks, 0, -1});
+                          ref.firstSeq, chunks, 0, -1, refOf(src, bytes)});
+    if (publishes_.back().ref != 0 && !comm_.publishedByReference) {
+      comm_.publishedByReference = true;
+      info("rank ", comm_.rank(), ": send buffers in the pool are read where they lie");
+    }
   } else if ((readers >> comm_.rank() & 1) != 0) {
     expect(c, ref.firstSeq, chunks);
     if (dst != nullptr)
@@ -91,6 +97,16 @@ int Operation::combine(void* dst, std::size_t bytes, const std::vector<Input>& i
 void Operation::copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0 || dst == src) return;
   copies_.push_back({static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), bytes, 0});
+}
+
+// Data in a pool buffer of this communicator's pool is published where it lies -- except in the
+// simulation (whose private view covers only the region) and for device copies.
+std::uint64_t Operation::refOf(const void* src, std::size_t bytes) const {
+  PoolAddress at;
+  if (gpu_ != nullptr || comm_.view().mode() == Coherence::simulate || !poolAddressOf(src, bytes, &at) ||
+      at.pool != comm_.pool().path() || at.generation != comm_.pool().generation())
+    return 0;
+  return at.offset + 1;
 }
 
 Status Operation::copyNow(void* dst, const void* src, std::size_t bytes) {
@@ -146,6 +162,17 @@ Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::si
   if (view.peek(header + field::seq) != seq || view.peek(header + field::tag) != tag ||
       view.peek(header + field::bytes) != bytes)
     return mismatch(piece, "published a different piece");
+  if (std::uint64_t ref = dataAt != doorbell + field::payload ? view.peek(header + field::ref) : 0) {
+    const std::byte* in = comm_.pool().base() + (ref - 1);  // the writer's pool buffer
+    if (ref - 1 + bytes > comm_.pool().bytes()) {
+      status_ = Status::error(cxlcclInternalError, comm_.describeRank(c.writer), " published a chunk at pool offset ",
+                              ref - 1, " beyond the pool's ", comm_.pool().bytes(), " bytes");
+      return Step::failed;
+    }
+    if (view.mode() == Coherence::flush) invalidateLines(in, bytes);
+    *data = in;
+    return Step::moved;
+  }
   if (dataAt != doorbell + field::payload) view.refresh(dataAt, bytes);
   *data = view.at(dataAt);
   return Step::moved;
@@ -180,16 +207,21 @@ Operation::Step Operation::stepPublish(Publish& t) {
     auto slot = static_cast<std::size_t>((seq - 1) % static_cast<std::uint64_t>(comm_.slots(t.c)));
     if (!comm_.acked(t.c, ring.slotSeq[slot], ring.slotReaders[slot], &waitMask_)) return Step::blocked;
     std::size_t data = comm_.slot(t.c, static_cast<int>(slot));
-    if (gpu_ != nullptr) {
+    if (t.ref != 0) {
+      // In a pool buffer already: readers take it from there (written back first without
+      // coherence); run() waits for their acknowledgements before the caller may reuse it.
+      if (view.mode() == Coherence::flush) writeBackLines(t.src + offset, bytes);
+    } else if (gpu_ != nullptr) {
       if (!moveUser(view.at(data), t.src + offset, bytes)) return Step::failed;
     } else {
       comm_.crew().copy(view.at(data), t.src + offset, bytes, view.mode() == Coherence::flush);
     }
-    view.publish(data, bytes);
+    if (t.ref == 0) view.publish(data, bytes);
     std::size_t header = comm_.slotHeader(t.c, static_cast<int>(slot));
     view.poke(header + field::seq, seq);
     view.poke(header + field::tag, tagOf(t.op, t.hash));
     view.poke(header + field::bytes, bytes);
+    view.poke(header + field::ref, t.ref == 0 ? 0 : t.ref + offset);
     view.publish(header, field::payload);
     ring.slotSeq[slot] = seq;
     ring.slotReaders[slot] = t.readers;
@@ -274,9 +306,13 @@ Status Operation::run() {
       return step != Step::failed;
     };
     for (Publish& t : publishes_) {
-      if (t.done == t.chunks) continue;
+      // A piece published from a pool buffer is done once every reader acknowledged it.
+      if (t.done == t.chunks) {
+        pending |= t.ref != 0 && !comm_.acked(t.c, t.firstSeq + t.chunks - 1, t.readers, &waitMask_);
+        continue;
+      }
       if (!account(stepPublish(t))) return status_;
-      pending |= t.done < t.chunks;
+      pending |= t.done < t.chunks || t.ref != 0;
     }
     for (Combine& t : combines_) {
       if (t.done == t.chunks) continue;

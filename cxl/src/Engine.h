@@ -76,6 +76,7 @@ class Operation {
     std::uint64_t chunks;
     std::uint64_t done;
     int readyCombine;
+    std::uint64_t ref;  // 1 + the pool offset of `src` when it is a pool buffer (PoolBuffers.h)
   };
   struct Fetch {
     std::uint64_t op;
@@ -118,6 +119,7 @@ class Operation {
   Step ready(const PieceRef& piece, std::uint64_t k, std::size_t bytes, const std::byte** data);
   void consumed(Channel c, std::uint64_t seq);
   Step stepPublish(Publish& t);
+  std::uint64_t refOf(const void* src, std::size_t bytes) const;
   Step stepFetch(Fetch& t);
   Step stepCombine(Combine& t);
   Step stepCopy(Copy& t);

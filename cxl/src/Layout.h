@@ -28,8 +28,10 @@ inline constexpr std::size_t magic = 0, nonceHigh = 8, nranks = 16, lineBytes = 
 // rank line
 inline constexpr std::size_t state = 0, heartbeat = 8, pid = 16, host = 24, kHostBytes = 40;
 // doorbell and slot header; the tag is (op << 32 | the low 32 bits of the argument hash), one
-// word so that a reader never pairs one call's op with another's hash
-inline constexpr std::size_t seq = 0, tag = 8, bytes = 16, payload = 32;
+// word so that a reader never pairs one call's op with another's hash; a slot header's ref is
+// 1 + the pool offset of the chunk's data when it stays in the writer's pool buffer (0: in the
+// slot)
+inline constexpr std::size_t seq = 0, tag = 8, bytes = 16, ref = 24, payload = 32;
 }  // namespace field
 
 enum class RankState : std::uint64_t { absent = 0, active = 1, left = 2, aborted = 3 };

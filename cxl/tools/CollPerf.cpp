@@ -134,6 +134,7 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
     else if (arg == "--json") s->json = value();
     else if (arg == "--coherence" && extra != nullptr) *extra = value();
     else if (arg == "--gpu" && extra != nullptr) s->gpu = true;
+    else if (arg == "--pool-buffers" && extra != nullptr) s->poolBuffers = true;
     else {
       std::printf(
           "usage: %s [-C COLLS] [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS] [-r ROOT] [-c 0|1]%s%s [--json FILE]\n"
@@ -142,8 +143,9 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
           "  -c 1 checks every result once per size (#wrong column)%s\n"
           "Prints nccl-tests' table (float, sum): size, count, time, algbw, busbw, #wrong.\n"
           "Example: %s -C allgather -b 64K -e 64M%s\n",
-          program, ranks != nullptr ? " [-g RANKS]" : "", extra != nullptr ? " [--coherence pool|hardware|flush|simulate] [--gpu]" : "",
-          extra != nullptr ? "\n  --gpu: buffers in GPU memory (device 0, one stream per rank; needs a GPU)" : "",
+          program, ranks != nullptr ? " [-g RANKS]" : "", extra != nullptr ? " [--coherence pool|hardware|flush|simulate] [--gpu|--pool-buffers]" : "",
+          extra != nullptr ? "\n  --gpu: buffers in GPU memory (device 0, one stream per rank; needs a GPU)"
+                             "\n  --pool-buffers: buffers from cxlcclMemAlloc (read where they lie)" : "",
           program, ranks != nullptr ? " -g 2" : "");
       return false;
     }

@@ -35,7 +35,8 @@ struct Settings {
   int iters = 20;
   int root = 0;
   bool check = true;
-  bool gpu = false;  // cxlccl-perf --gpu: buffers in GPU memory
+  bool gpu = false;          // cxlccl-perf --gpu: buffers in GPU memory
+  bool poolBuffers = false;  // cxlccl-perf --pool-buffers: buffers from cxlcclMemAlloc
   std::string json;
 };
 

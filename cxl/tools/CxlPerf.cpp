@@ -69,6 +69,29 @@ class CxlBackend : public collperf::Backend {
   std::string coherence_;
 };
 
+// Buffers in the pool (cxlcclMemAlloc): send buffers are published where they lie.
+class PoolBufferBackend : public CxlBackend {
+ public:
+  PoolBufferBackend(cxlcclComm_t comm, int rank, int n, std::string coherence, std::size_t maxBytes)
+      : CxlBackend(comm, rank, n, std::move(coherence)), bytes_(maxBytes) {}
+  ~PoolBufferBackend() override {
+    if (send_ != nullptr) cxlcclMemFree(send_);
+    if (recv_ != nullptr) cxlcclMemFree(recv_);
+  }
+  bool open() { return cxlcclMemAlloc(&send_, bytes_) == cxlcclSuccess && cxlcclMemAlloc(&recv_, bytes_) == cxlcclSuccess; }
+  std::string describe() const override { return CxlBackend::describe() + ", buffers in the pool"; }
+  void upload(const float* send, std::size_t count) override { std::memcpy(send_, send, count * sizeof(float)); }
+  void download(float* recv, std::size_t count) override { std::memcpy(recv, recv_, count * sizeof(float)); }
+  bool run(Coll coll, const float*, float*, std::size_t count, int root) override {
+    return call(coll, static_cast<const float*>(send_), static_cast<float*>(recv_), count, root, nullptr);
+  }
+
+ private:
+  std::size_t bytes_;
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+};
+
 #ifdef CXLCCL_WITH_CUDA
 // Buffers in GPU memory: the host buffers' contents are copied there before a size's runs and
 // the checked result back, so the timed calls move device memory only.
@@ -108,6 +131,12 @@ class GpuBackend : public CxlBackend {
 std::unique_ptr<collperf::Backend> makeBackend(cxlcclComm_t comm, int rank, int n,
                                                const std::string& coherence,
                                                const collperf::Settings& settings) {
+  if (settings.poolBuffers) {
+    auto pooled = std::make_unique<PoolBufferBackend>(comm, rank, n, coherence, settings.maxBytes);
+    if (pooled->open()) return pooled;
+    std::fprintf(stderr, "rank %d: --pool-buffers: %s\n", rank, cxlcclGetLastError(nullptr));
+    return nullptr;
+  }
   if (!settings.gpu) return std::make_unique<CxlBackend>(comm, rank, n, coherence);
 #ifdef CXLCCL_WITH_CUDA
   auto gpu = std::make_unique<GpuBackend>(comm, rank, n, coherence, settings.maxBytes);

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -86,7 +88,8 @@ int main(int argc, char** argv) {
   infoCmd->add_option("path", path, "The pool")->required();
   auto* reclaim = app.add_subcommand("reclaim",
                                      "Free regions whose ranks are all gone or whose heartbeats "
-                                     "stand still");
+                                     "stand still, and buffers whose process is gone (run it on "
+                                     "the host that made them)");
   reclaim->add_option("path", path, "The pool")->required();
   reclaim->add_option("--wait-ms", waitMs, "How long a heartbeat must stand still")->capture_default_str();
   try {
@@ -124,7 +127,7 @@ int main(int argc, char** argv) {
     }
     std::printf("%-34s %12s %12s %6s %8s  %s\n", "region", "offset", "bytes", "ranks", "creator", "rank states");
     for (const RegionInfo& region : pool->regions()) {
-      std::string states;
+      std::string states = region.nranks == 0 ? "buffer (cxlcclMemAlloc)" : "";
       for (const RankSample& r : sampleRanks(*pool, region)) states += cat(stateName(r.state), " ");
       std::printf("%016llx%016llx %12llu %12llu %6u %8u  %s\n",
                   static_cast<unsigned long long>(region.nonce.high),
@@ -144,7 +147,8 @@ int main(int argc, char** argv) {
   int freed = 0;
   for (std::size_t i = 0; i < regions.size(); ++i) {
     std::vector<RankSample> after = sampleRanks(*pool, regions[i]);
-    bool alive = false;
+    // A buffer has no heartbeat: it is dead when its process is, as far as this host can tell.
+    bool alive = regions[i].nranks == 0 && (kill(static_cast<pid_t>(regions[i].creatorPid), 0) == 0 || errno == EPERM);
     for (std::size_t r = 0; r < after.size() && r < before[i].size(); ++r) {
       alive |= after[r].state == static_cast<std::uint64_t>(RankState::active) &&
                after[r].heartbeat != before[i][r].heartbeat;

@@ -90,7 +90,7 @@ Reply CxlPoolService::handle(const std::string& request, const Peer& peer, std::
     return "spec " + paths + "\n";
   }
   if (verb == "cxl-alloc" && words.size() == 5 && numbers(words, 1, 2, 16, &v) && numbers(words, 3, 2, 10, &v)) {
-    if (v[3] < 1 || v[3] > 64) return Error("cxl-alloc: nranks " + words[4] + " is not 1..64");
+    if (v[3] > 64) return Error("cxl-alloc: nranks " + words[4] + " is not 0..64 (0: a buffer)");
     cxlccl::RegionInfo region;
     cxlccl::Status status = pool_->allocate({v[0], v[1]}, v[2], static_cast<std::uint32_t>(v[3]), &region,
                                             {static_cast<std::uint32_t>(peer.pid), static_cast<std::uint32_t>(peer.uid)});

@@ -73,7 +73,7 @@ Status PerfSampler::attach(int pid) {
 
 void PerfSampler::detach(int pid) { targets_.erase(pid); }
 
-Result<RingStats> PerfSampler::observe(int pid, RegionSet& regions, uint64_t wantSamples) {
+Result<RingStats> PerfSampler::observe(int pid, RegionSet& regions, uint64_t wantSamples, Mapping kind) {
   auto it = targets_.find(pid);
   if (it == targets_.end()) return Error("pid " + std::to_string(pid) + " is not attached");
   Target& t = it->second;
@@ -81,7 +81,7 @@ Result<RingStats> PerfSampler::observe(int pid, RegionSet& regions, uint64_t wan
   RingStats total;
   for (auto& [tid, ev] : t.threads) {
     RingStats s = ev->drain([&](const Sample& sample) {
-      if (sample.addr) regions.observe(sample.addr & ~(kPage - 1), true);
+      if (sample.addr) regions.observe(sample.addr & ~(kPage - 1), true, -1, kind);
     });
     total.samples += s.samples;
     total.lost += s.lost;

@@ -31,7 +31,7 @@ class PageFaultSource final : public Source {
   Status attach(int pid) override { return sampler_.attach(pid); }
   void detach(int pid) override { sampler_.detach(pid); }
   Result<uint64_t> observe(int pid, RegionSet& regions, uint64_t checks) override {
-    auto stats = sampler_.observe(pid, regions, wantedSamples(checks));
+    auto stats = sampler_.observe(pid, regions, wantedSamples(checks), Mapping::fault);
     if (!stats) return std::move(stats).takeError();
     return uint64_t{0};
   }
@@ -97,7 +97,7 @@ class HwSampleSource final : public Source {
   }
   Result<uint64_t> observe(int pid, RegionSet& regions, uint64_t checks) override {
     if (!sampler_) return uint64_t{0};
-    auto stats = sampler_->observe(pid, regions, wantedSamples(checks));
+    auto stats = sampler_->observe(pid, regions, wantedSamples(checks), Mapping::exact);
     if (!stats) return std::move(stats).takeError();
     return uint64_t{0};
   }

@@ -4,9 +4,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "Cases.h"
@@ -16,10 +18,48 @@ using namespace cxlccl::test;
 
 namespace {
 
+// Buffers from cxlcclMemAlloc: published where they lie, read straight from there.
+class PoolStores : public DeviceStores {
+ public:
+  explicit PoolStores(std::size_t bytes) {
+    ok_ = cxlcclMemAlloc(&send_, bytes) == cxlcclSuccess && cxlcclMemAlloc(&recv_, bytes) == cxlcclSuccess;
+  }
+  ~PoolStores() override {
+    if (send_ != nullptr) cxlcclMemFree(send_);
+    if (recv_ != nullptr) cxlcclMemFree(recv_);
+  }
+  bool ok() const { return ok_; }
+  void upload(const void* send, const void* recv, std::size_t bytes) override {
+    std::memcpy(send_, send, bytes);
+    std::memcpy(recv_, recv, bytes);
+  }
+  void download(void* send, void* recv, std::size_t bytes) override {
+    std::memcpy(send, send_, bytes);
+    std::memcpy(recv, recv_, bytes);
+  }
+  unsigned char* send() override { return static_cast<unsigned char*>(send_); }
+  unsigned char* recv() override { return static_cast<unsigned char*>(recv_); }
+  cudaStream_t stream() override { return nullptr; }
+
+ private:
+  bool ok_ = false;
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+};
+
 // Every case for the given sizes on one communicator of n ranks.
 // `sumOnly`: reductions with sum alone and out of place alone (the largest sizes).
 int runAll(int rank, int n, const cxlcclUniqueId& id, const std::vector<std::size_t>& counts,
-           int coherence, const std::vector<cxlcclDataType_t>& types, bool sumOnly) {
+           int coherence, const std::vector<cxlcclDataType_t>& types, bool sumOnly, bool poolBuffers) {
+  std::unique_ptr<PoolStores> stores;
+  if (poolBuffers) {
+    std::size_t largest = *std::max_element(counts.begin(), counts.end()) * 8 * static_cast<std::size_t>(n) + 64;
+    stores = std::make_unique<PoolStores>(largest);
+    if (!stores->ok()) {
+      std::fprintf(stderr, "rank %d: MemAlloc: %s\n", rank, cxlcclGetLastError(nullptr));
+      return 1;
+    }
+  }
   cxlcclConfig_t config = CXLCCL_CONFIG_INITIALIZER;
   config.coherence = coherence;
   config.timeoutMs = 60000;
@@ -40,7 +80,7 @@ int runAll(int rank, int n, const cxlcclUniqueId& id, const std::vector<std::siz
             Case c{kind, type, static_cast<cxlcclRedOp_t>(o), count,
                    inPlace == 1, static_cast<int>(seed % static_cast<std::uint64_t>(n)), seed};
             ++seed;
-            failures += runCase(comm, rank, n, c);
+            failures += runCase(comm, rank, n, c, stores.get());
             if (failures > 5) {
               cxlcclCommAbort(comm);
               return 1;
@@ -62,11 +102,11 @@ std::vector<cxlcclDataType_t> allTypes() {
 
 void checkAllRanks(int n, const std::vector<std::size_t>& counts, int coherence,
                    const std::vector<cxlcclDataType_t>& types = allTypes(), bool sumOnly = false,
-                   int poolDevices = 1) {
+                   int poolDevices = 1, bool poolBuffers = false) {
   TempPool pool(poolDevices);
   cxlcclUniqueId id;
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
-  std::vector<int> codes = runRanks(n, [&](int rank) { return runAll(rank, n, id, counts, coherence, types, sumOnly); }, 600);
+  std::vector<int> codes = runRanks(n, [&](int rank) { return runAll(rank, n, id, counts, coherence, types, sumOnly, poolBuffers); }, 600);
   for (int rank = 0; rank < n; ++rank) {
     INFO("rank " << rank << " of " << n);
     CHECK(codes[static_cast<std::size_t>(rank)] == 0);
@@ -122,4 +162,12 @@ TEST_CASE("every collective with copies shared by 3 threads", "[cxl]") {
   } threads;
   checkAllRanks(2, {1001, 300001}, cxlcclCoherencePool, kLargeTypes);
   checkAllRanks(2, {300001}, cxlcclCoherenceFlush, {cxlcclFloat32});
+}
+
+// Buffers in the pool (cxlcclMemAlloc): every chunk of a send buffer is read where it lies.
+TEST_CASE("every collective on buffers in the pool", "[cxl]") {
+  int n = GENERATE(2, 3);
+  INFO(n << " ranks");
+  checkAllRanks(n, {1, 7, 1001, 65537, 300001}, cxlcclCoherencePool, kLargeTypes, false, 1, true);
+  checkAllRanks(n, {4099, 300001}, cxlcclCoherenceFlush, {cxlcclFloat32}, false, 1, true);
 }

@@ -249,3 +249,18 @@ TEST_CASE("ranks from the environment find each other by the job id", "[cxl]") {
   cxlcclComm_t comm = nullptr;
   CHECK(cxlcclCommInitEnv(&comm, nullptr) == cxlcclInvalidArgument);
 }
+
+TEST_CASE("MemAlloc and MemFree refuse what is not theirs", "[cxl]") {
+  TempPool pool;
+  void* p = nullptr;
+  CHECK(cxlcclMemAlloc(&p, 0) == cxlcclInvalidArgument);
+  CHECK(cxlcclMemAlloc(nullptr, 4096) == cxlcclInvalidArgument);
+  REQUIRE(cxlcclMemAlloc(&p, 4096) == cxlcclSuccess);
+  CHECK(regionsLeft(pool.path()) == 1);
+  int local = 0;
+  CHECK(cxlcclMemFree(&local) == cxlcclInvalidArgument);
+  CHECK_THAT(cxlcclGetLastError(nullptr), Catch::Contains("is not a buffer from cxlcclMemAlloc"));
+  CHECK(cxlcclMemFree(p) == cxlcclSuccess);
+  CHECK(cxlcclMemFree(p) == cxlcclInvalidArgument);  // twice
+  CHECK(regionsLeft(pool.path()) == 0);
+}

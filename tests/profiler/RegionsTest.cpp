@@ -178,9 +178,11 @@ TEST_CASE("a THP's skew comes from samples with exact addresses -- even access r
   rs.endInterval();
   CHECK(rs.regions()[0].skew == Approx(0.875));
   CHECK(rs.regions()[0].hotEighths == 0x04);
-  // Accessed bits alone, or too few samples, say nothing.
+  // Accessed bits alone, page faults (once per THP, at its first touch), or too few samples say
+  // nothing.
   thpBits();
   for (uint64_t i = 0; i < 8; ++i) rs.observe(kB + i * eighth, true);
+  for (uint64_t i = 0; i < 64; ++i) rs.observe(kB, true, -1, Mapping::fault);
   rs.endInterval();
   CHECK(rs.regions()[0].skew == -1);
 }

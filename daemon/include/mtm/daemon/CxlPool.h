@@ -8,7 +8,8 @@
 //   cxl-alloc NONCEHI NONCELO BYTES NRANKS     -> "region OFFSET BYTES GENERATION"
 //   cxl-free NONCEHI NONCELO OFFSET GENERATION -> "freed ..." (root or the region's owner)
 //
-// Nonces are hex; a region is owned by the uid that allocated it.
+// Nonces are hex; NRANKS 0 is a buffer (cxlcclMemAlloc); a region is owned by the uid that
+// allocated it.
 
 #include <memory>
 #include <string>

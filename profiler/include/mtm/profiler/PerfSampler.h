@@ -39,7 +39,9 @@ class PerfSampler {
   Status attach(int pid);
   void detach(int pid);
   // Drains every thread's ring into `regions`; then steers the period towards `wantSamples`.
-  Result<RingStats> observe(int pid, RegionSet& regions, uint64_t wantSamples);
+  // `kind`: what the samples are to the regions (Mapping::exact for access samples,
+  // Mapping::fault for page faults).
+  Result<RingStats> observe(int pid, RegionSet& regions, uint64_t wantSamples, Mapping kind);
 
  private:
   struct Target {

@@ -16,9 +16,11 @@ namespace mtm::profiler {
 inline constexpr uint64_t kPage = 4096;
 inline constexpr uint64_t kHuge = 2ull << 20;
 
-// How an observation's page was mapped: a THP's accessed bit (pmd) says nothing of where inside
-// the THP; a 4 KiB PTE's (pte) and a sample's address (exact) say where.
-enum class Mapping { exact, pte, pmd };
+// What an observation is: a THP's accessed bit (pmd) says nothing of where inside the THP; a 4 KiB
+// PTE's (pte) and an access sample's address (exact: PEBS/IBS) say where. A page fault's address
+// (fault) is exact too, but faults come at first touch and after moves -- once per THP, at its
+// first-touched byte -- not where access goes: they tell nothing of a THP's skew.
+enum class Mapping { exact, pte, pmd, fault };
 
 struct Region {
   uint64_t start = 0, end = 0;  // [start, end)
