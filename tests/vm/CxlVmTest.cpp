@@ -1,6 +1,7 @@
 // Two "hosts" sharing a pool: two VM-lab guests booted at once, one ivshmem device backed by the
 // same host file, an AllGather across them through libcxlccl in flush mode (the pool is
-// formatted non-coherent, as a CXL device shared by hosts would be).
+// formatted non-coherent, as a CXL device shared by hosts would be), from ordinary send buffers
+// and from buffers in the pool.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -31,5 +32,8 @@ TEST_CASE("an AllGather across two guests sharing one pool", "[vm][cxl]") {
   CHECK(r1.exitCode == 0);
   CHECK(r0.out.find("PASS allgather count=300001 rank=0 of 2") != std::string::npos);
   CHECK(r1.out.find("PASS allgather count=300001 rank=1 of 2") != std::string::npos);
+  CHECK(r0.out.find("PASS allgather pool-buffer count=300001 rank=0 of 2") != std::string::npos);
+  CHECK(r1.out.find("PASS allgather pool-buffer count=300001 rank=1 of 2") != std::string::npos);
+  CHECK(r0.out.find("read where they lie") != std::string::npos);
   CHECK(r0.out.find("coherence flush") != std::string::npos);
 }
