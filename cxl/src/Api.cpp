@@ -138,8 +138,10 @@ Status runRouted(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaSt
 
 // Runs one communicator's point-to-point calls (one, or a group's), through the GPU when a
 // buffer is on one; copies use the first stream given.
+// A lone Send (outside a group) copies even from a pool buffer: it returns once its data sits in
+// the pool, not once the peer has read it, so two ranks may Send before they Recv.
 Status runCalls(cxlcclComm* comm, const std::vector<P2pCall>& calls,
-                const std::vector<cudaStream_t>& streams) {
+                const std::vector<cudaStream_t>& streams, bool grouped) {
   cudaStream_t stream = nullptr;
   bool device = false;
   for (std::size_t i = 0; i < calls.size(); ++i) {
@@ -150,7 +152,9 @@ Status runCalls(cxlcclComm* comm, const std::vector<P2pCall>& calls,
     if (stream == nullptr) stream = streams[i];
   }
   comm->op->setGpu(device ? comm->gpu.get() : nullptr, stream);
+  comm->op->publishInPlace(grouped);
   Status status = runPointToPoint(*comm->comm, *comm->op, calls.data(), calls.size());
+  comm->op->publishInPlace(true);
   if (!status.ok()) comm->comm->fail(status);
   return status;
 }
@@ -233,7 +237,7 @@ cxlcclResult_t pointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer,
     group.calls.push_back({comm, call, stream});
     return cxlcclSuccess;
   }
-  return report(runCalls(comm, {call}, {stream}));
+  return report(runCalls(comm, {call}, {stream}, false));
 }
 
 Status randomNonce(RegionNonce* nonce) {
@@ -473,7 +477,7 @@ cxlcclResult_t cxlcclGroupEnd(void) {
       done[j] = true;
     }
     Status status = usable(comm);
-    if (status.ok()) status = runCalls(comm, mine, streams);
+    if (status.ok()) status = runCalls(comm, mine, streams, true);
     if (!status.ok() && first.ok()) first = status;
   }
   return report(first);

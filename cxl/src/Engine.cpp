@@ -103,7 +103,7 @@ void Operation::copy(void* dst, const void* src, std::size_t bytes) {
 // simulation (whose private view covers only the region) and for device copies.
 std::uint64_t Operation::refOf(const void* src, std::size_t bytes) const {
   PoolAddress at;
-  if (gpu_ != nullptr || comm_.view().mode() == Coherence::simulate || !poolAddressOf(src, bytes, &at) ||
+  if (!inPlaceAllowed_ || gpu_ != nullptr || comm_.view().mode() == Coherence::simulate || !poolAddressOf(src, bytes, &at) ||
       at.pool != comm_.pool().path() || at.generation != comm_.pool().generation())
     return 0;
   return at.offset + 1;

@@ -58,6 +58,8 @@ class Operation {
     gpu_ = gpu;
     stream_ = stream;
   }
+  // Whether send buffers in the pool are published where they lie (default) or copied.
+  void publishInPlace(bool allowed) { inPlaceAllowed_ = allowed; }
   // A copy of the caller's buffers made at once, the same way.
   Status copyNow(void* dst, const void* src, std::size_t bytes);
 
@@ -142,6 +144,7 @@ class Operation {
   std::uint64_t waitMask_ = 0;
   Status status_;
   const GpuContext* gpu_ = nullptr;
+  bool inPlaceAllowed_ = true;
   cudaStream_t stream_ = nullptr;
 };
 

@@ -208,6 +208,36 @@ TEST_CASE("send and recv in a group pass messages larger than the ring", "[cxl]"
   CHECK(regionsLeft(pool.path()) == 0);
 }
 
+TEST_CASE("send and recv from buffers in the pool -- in a group read where they lie and alone still before the peer receives", "[cxl]") {
+  TempPool pool;
+  const std::size_t count = 3 << 20;  // 12 MiB each way
+  std::vector<int> codes = onRanks(2, 30000, 5000, [&](cxlcclComm_t comm, int rank) {
+    int peer = 1 - rank;
+    std::int32_t* send = nullptr;
+    if (cxlcclMemAlloc(reinterpret_cast<void**>(&send), count * 4) != cxlcclSuccess) return 1;
+    std::vector<std::int32_t> recv(count, -1);
+    for (std::size_t i = 0; i < count; ++i) send[i] = static_cast<std::int32_t>(i * 5 + static_cast<std::size_t>(rank));
+    cxlcclGroupStart();
+    cxlcclSend(send, count, cxlcclInt32, peer, comm, nullptr);
+    cxlcclRecv(recv.data(), count, cxlcclInt32, peer, comm, nullptr);
+    if (cxlcclGroupEnd() != cxlcclSuccess) return 2;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (recv[i] != static_cast<std::int32_t>(i * 5 + static_cast<std::size_t>(peer))) return 3;
+    }
+    // Both ranks Send, then Recv, outside a group: a lone Send returns before the peer reads.
+    if (cxlcclSend(send, 1000, cxlcclInt32, peer, comm, nullptr) != cxlcclSuccess) return 4;
+    if (cxlcclRecv(recv.data(), 1000, cxlcclInt32, peer, comm, nullptr) != cxlcclSuccess) return 5;
+    for (std::size_t i = 0; i < 1000; ++i) {
+      if (recv[i] != static_cast<std::int32_t>(i * 5 + static_cast<std::size_t>(peer))) return 6;
+    }
+    if (cxlcclMemFree(send) != cxlcclSuccess) return 7;
+    return cxlcclCommDestroy(comm) == cxlcclSuccess ? 0 : 8;
+  });
+  CHECK(codes[0] == 0);
+  CHECK(codes[1] == 0);
+  CHECK(regionsLeft(pool.path()) == 0);
+}
+
 TEST_CASE("a pool without a cxlccl header or with a stale generation is refused", "[cxl]") {
   TempPool pool;
   {
