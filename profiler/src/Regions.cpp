@@ -166,7 +166,11 @@ RegionStats RegionSet::endInterval() {
     } else {
       r.confidence *= decay;
     }
-    if (r.sawPmd == 0 && r.sawPte > 0) r.huge = false;  // split since (by mtm or the kernel)
+    // Split since (by mtm or the kernel): only 4 KiB PTEs for kPteOnlyIntervals intervals in a
+    // row. One interval is not enough: a region checked once or twice an interval may have a few
+    // 4 KiB pages beside its THPs, and flapping between the two costs its 2 MiB granule.
+    r.pteOnlyIntervals = r.sawPmd > 0 ? 0 : r.pteOnlyIntervals + (r.sawPte > 0 ? 1 : 0);
+    if (r.pteOnlyIntervals >= kPteOnlyIntervals) r.huge = false;
     updateSkew(r, decay);
     if (!r.nodeVotes.empty()) {
       r.node = std::max_element(r.nodeVotes.begin(), r.nodeVotes.end(),

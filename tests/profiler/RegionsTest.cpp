@@ -187,7 +187,7 @@ TEST_CASE("a THP's skew comes from samples with exact addresses -- even access r
   CHECK(rs.regions()[0].skew == -1);
 }
 
-TEST_CASE("a region whose checks find only 4 KiB PTEs is no longer huge -- its THP was split", "[regions]") {
+TEST_CASE("a region whose checks find only 4 KiB PTEs for 3 intervals is no longer huge -- its THP was split", "[regions]") {
   config::ProfilerConfig cfg;
   cfg.maxRegions = 1;
   RegionSet rs(cfg);
@@ -198,8 +198,22 @@ TEST_CASE("a region whose checks find only 4 KiB PTEs is no longer huge -- its T
   rs.observe(kB + 4096, false);  // a sample: says nothing of the mapping
   rs.endInterval();
   CHECK(rs.regions()[0].huge);
+  // One interval of 4 KiB PTEs is not enough (a few small pages beside THPs), nor two with a THP
+  // seen between them; three in a row are.
+  for (int i = 0; i < 2; ++i) {
+    rs.observe(kB, true, 0, Mapping::pte);
+    rs.endInterval();
+    CHECK(rs.regions()[0].huge);
+  }
+  rs.observe(kB + kM, true, 0, Mapping::pmd);
+  rs.endInterval();
+  for (uint32_t i = 1; i < RegionSet::kPteOnlyIntervals; ++i) {
+    rs.observe(kB, true, 0, Mapping::pte);
+    rs.observe(kB + kM, false, 1, Mapping::pte);
+    rs.endInterval();
+    CHECK(rs.regions()[0].huge);
+  }
   rs.observe(kB, true, 0, Mapping::pte);
-  rs.observe(kB + kM, false, 1, Mapping::pte);
   rs.endInterval();
   CHECK_FALSE(rs.regions()[0].huge);
 }

@@ -36,6 +36,7 @@ struct Region {
   uint32_t accessed[2] = {0, 0};
   std::map<int, uint32_t> nodeVotes;
   uint32_t sawPmd = 0, sawPte = 0;  // this interval's accessed-bit checks by mapping
+  uint32_t pteOnlyIntervals = 0;    // in a row: checks found 4 KiB PTEs and no THP
   std::vector<std::pair<uint64_t, bool>> samples;  // this interval's checks: (address, accessed)
   // Accessed samples with exact addresses per eighth of the region, decayed like hotness (a
   // THP's accessed bit covers it whole: only samples say how its subpages differ).
@@ -65,6 +66,8 @@ class RegionSet {
   void observe(uint64_t addr, bool accessed, int node = -1, Mapping mapping = Mapping::exact);
   // Precise samples a region's skew needs before it is believed.
   static constexpr double kSkewSamples = 16;
+  // Intervals in a row whose checks find only 4 KiB PTEs before a huge region is not any more.
+  static constexpr uint32_t kPteOnlyIntervals = 3;
 
   // An observation of a whole range at once (DAMON): each region it overlaps counts it as
   // kRangeWeight checks, `fraction` of them accessed.
