@@ -195,6 +195,13 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
 // gone, or that no region covers any more, is forgotten.
 void MtmPolicy::planCollapses(const profiler::Snapshot& snap, Plan& plan) {
   for (int pid : snap.exited) splitThps_.erase(splitThps_.lower_bound({pid, 0}), splitThps_.upper_bound({pid, UINT64_MAX}));
+  if (splitThps_.empty()) return;
+  // The regions by (pid, address), so each split THP finds the few over it by binary search.
+  std::vector<const profiler::RegionInfo*> byAddress;
+  byAddress.reserve(snap.regions.size());
+  for (const auto& r : snap.regions) byAddress.push_back(&r);
+  std::sort(byAddress.begin(), byAddress.end(),
+            [](const auto* a, const auto* b) { return std::pair(a->pid, a->start) < std::pair(b->pid, b->start); });
   for (auto it = splitThps_.begin(); it != splitThps_.end();) {
     const auto [pid, start] = *it;
     const uint64_t end = start + kThp;
@@ -202,8 +209,11 @@ void MtmPolicy::planCollapses(const profiler::Snapshot& snap, Plan& plan) {
     int node = -2;
     double lo = 1, hi = 0;
     bool settled = true;
-    for (const auto& r : snap.regions) {
-      if (r.pid != pid || r.end <= start || r.start >= end) continue;
+    // Regions of one process do not overlap: the first over the THP is the first ending past it.
+    auto first = std::lower_bound(byAddress.begin(), byAddress.end(), std::pair(pid, start),
+                                  [](const auto* r, const auto& key) { return std::pair(r->pid, r->end) <= key; });
+    for (auto at = first; at != byAddress.end() && (*at)->pid == pid && (*at)->start < end; ++at) {
+      const auto& r = **at;
       covered += std::min(r.end, end) - std::max(r.start, start);
       // Still a THP (the split has not happened, or failed): nothing to collapse yet.
       settled = settled && !r.huge && r.confidence >= 1 && r.node >= 0 && (node == -2 || r.node == node);

@@ -249,10 +249,10 @@ TEST_CASE("THPs: a split one is collapsed once its parts share a node and are ab
   REQUIRE(p.plan(s, t).moves.size() == 1);
   // Split: the hot 512 KiB in tier 0, the rest in tier 3 -- skewed still, nothing to collapse.
   const uint64_t base = s.regions[0].start, eighth = 2 * kMiB / 8;
-  auto part = [&](uint64_t from, uint64_t to, double hotness, int tier) {
+  auto part = [&](int64_t from, int64_t to, double hotness, int tier) {
     profiler::RegionInfo r = region(0, 0, hotness, tier);
-    r.start = base + from * eighth;
-    r.end = base + to * eighth;
+    r.start = base + static_cast<uint64_t>(from * static_cast<int64_t>(eighth));
+    r.end = base + static_cast<uint64_t>(to * static_cast<int64_t>(eighth));
     r.confidence = 8;
     return r;
   };
@@ -263,9 +263,10 @@ TEST_CASE("THPs: a split one is collapsed once its parts share a node and are ab
   s.interval = 2;
   s.regions = {part(0, 1, 0.5, 0), part(1, 3, 0.9, 0), part(3, 8, 0.5, 0)};
   CHECK(p.plan(s, t).collapses.empty());
-  // Evenly hot on one node: collapsed, once.
+  // Evenly hot on one node: collapsed, once. Its neighbours (cold, elsewhere, touching it on
+  // both sides) are not part of it.
   s.interval = 3;
-  s.regions = {part(0, 1, 0.85, 0), part(1, 3, 0.9, 0), part(3, 8, 0.82, 0)};
+  s.regions = {part(-8, 0, 0.0, 3), part(0, 1, 0.85, 0), part(1, 3, 0.9, 0), part(3, 8, 0.82, 0), part(8, 16, 0.0, 2)};
   auto plan = p.plan(s, t);
   REQUIRE(plan.collapses.size() == 1);
   CHECK(plan.collapses[0].pid == 7);
