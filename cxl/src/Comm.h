@@ -103,7 +103,6 @@ class Comm {
   int channelIndex(Channel c) const;
   int channelCount() const { return nranks_ + nranks_ * nranks_; }
   std::vector<std::byte>& scratch(std::size_t bytes);
-  bool publishedByReference = false;  // logged once
 
   // Fails when `peer` aborted, left or stopped its heartbeat (called while waiting on it).
   // `left` tells the one case that is not final: a peer may leave right after publishing what

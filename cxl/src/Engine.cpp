@@ -68,8 +68,8 @@ Operation::PieceRef Operation::piece(Channel c, std::size_t bytes, std::uint64_t
   if (c.writer == comm_.rank()) {
     publishes_.push_back({op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers,
                           ref.firstSeq, chunks, 0, -1, refOf(src, bytes)});
-    if (publishes_.back().ref != 0 && !comm_.publishedByReference) {
-      comm_.publishedByReference = true;
+    if (publishes_.back().ref != 0 && !loggedInPlace_) {
+      loggedInPlace_ = true;
       info("rank ", comm_.rank(), ": send buffers in the pool are read where they lie");
     }
   } else if ((readers >> comm_.rank() & 1) != 0) {

@@ -145,6 +145,7 @@ class Operation {
   Status status_;
   const GpuContext* gpu_ = nullptr;
   bool inPlaceAllowed_ = true;
+  bool loggedInPlace_ = false;  // the first piece published where it lies is logged
   cudaStream_t stream_ = nullptr;
 };
 

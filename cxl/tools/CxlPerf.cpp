@@ -69,78 +69,83 @@ class CxlBackend : public collperf::Backend {
   std::string coherence_;
 };
 
-// Buffers in the pool (cxlcclMemAlloc): send buffers are published where they lie.
-class PoolBufferBackend : public CxlBackend {
+// Buffers of its own, not in ordinary host memory: the host buffers' contents are copied there
+// before a size's runs and the checked result back, so the timed calls use these only. A kind of
+// memory allocates send_ and recv_ and says how to copy to and from them.
+class OwnBuffersBackend : public CxlBackend {
  public:
-  PoolBufferBackend(cxlcclComm_t comm, int rank, int n, std::string coherence, std::size_t maxBytes)
-      : CxlBackend(comm, rank, n, std::move(coherence)), bytes_(maxBytes) {}
+  OwnBuffersBackend(cxlcclComm_t comm, int rank, int n, std::string coherence, std::string what)
+      : CxlBackend(comm, rank, n, std::move(coherence)), what_(std::move(what)) {}
+  std::string describe() const override { return CxlBackend::describe() + ", " + what_; }
+  void upload(const float* send, std::size_t count) override { copy(send_, send, count * sizeof(float)); }
+  void download(float* recv, std::size_t count) override { copy(recv, recv_, count * sizeof(float)); }
+  bool run(Coll coll, const float*, float*, std::size_t count, int root) override {
+    return call(coll, static_cast<const float*>(send_), static_cast<float*>(recv_), count, root, stream_);
+  }
+
+ protected:
+  virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+
+ private:
+  std::string what_;
+};
+
+// Buffers in the pool (cxlcclMemAlloc): send buffers are published where they lie.
+class PoolBufferBackend : public OwnBuffersBackend {
+ public:
+  PoolBufferBackend(cxlcclComm_t comm, int rank, int n, std::string coherence)
+      : OwnBuffersBackend(comm, rank, n, std::move(coherence), "buffers in the pool") {}
   ~PoolBufferBackend() override {
     if (send_ != nullptr) cxlcclMemFree(send_);
     if (recv_ != nullptr) cxlcclMemFree(recv_);
   }
-  bool open() { return cxlcclMemAlloc(&send_, bytes_) == cxlcclSuccess && cxlcclMemAlloc(&recv_, bytes_) == cxlcclSuccess; }
-  std::string describe() const override { return CxlBackend::describe() + ", buffers in the pool"; }
-  void upload(const float* send, std::size_t count) override { std::memcpy(send_, send, count * sizeof(float)); }
-  void download(float* recv, std::size_t count) override { std::memcpy(recv, recv_, count * sizeof(float)); }
-  bool run(Coll coll, const float*, float*, std::size_t count, int root) override {
-    return call(coll, static_cast<const float*>(send_), static_cast<float*>(recv_), count, root, nullptr);
+  bool open(std::size_t bytes) {
+    return cxlcclMemAlloc(&send_, bytes) == cxlcclSuccess && cxlcclMemAlloc(&recv_, bytes) == cxlcclSuccess;
   }
 
  private:
-  std::size_t bytes_;
-  void* send_ = nullptr;
-  void* recv_ = nullptr;
+  void copy(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
 };
 
 #ifdef CXLCCL_WITH_CUDA
-// Buffers in GPU memory: the host buffers' contents are copied there before a size's runs and
-// the checked result back, so the timed calls move device memory only.
-class GpuBackend : public CxlBackend {
+// Buffers in GPU memory (device 0), one stream.
+class GpuBackend : public OwnBuffersBackend {
  public:
-  GpuBackend(cxlcclComm_t comm, int rank, int n, std::string coherence, std::size_t maxBytes)
-      : CxlBackend(comm, rank, n, std::move(coherence)), bytes_(maxBytes) {}
+  GpuBackend(cxlcclComm_t comm, int rank, int n, std::string coherence)
+      : OwnBuffersBackend(comm, rank, n, std::move(coherence), "GPU buffers") {}
   ~GpuBackend() override {
     cudaFree(send_);
     cudaFree(recv_);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
-  bool open() {
+  bool open(std::size_t bytes) {
     return cudaSetDevice(0) == cudaSuccess && cudaStreamCreate(&stream_) == cudaSuccess &&
-           cudaMalloc(&send_, bytes_) == cudaSuccess && cudaMalloc(&recv_, bytes_) == cudaSuccess;
-  }
-  std::string describe() const override { return CxlBackend::describe() + ", GPU buffers"; }
-  void upload(const float* send, std::size_t count) override {
-    cudaMemcpy(send_, send, count * sizeof(float), cudaMemcpyHostToDevice);
-  }
-  void download(float* recv, std::size_t count) override {
-    cudaMemcpy(recv, recv_, count * sizeof(float), cudaMemcpyDeviceToHost);
-  }
-  bool run(Coll coll, const float*, float*, std::size_t count, int root) override {
-    return call(coll, static_cast<const float*>(send_), static_cast<float*>(recv_), count, root, stream_);
+           cudaMalloc(&send_, bytes) == cudaSuccess && cudaMalloc(&recv_, bytes) == cudaSuccess;
   }
 
  private:
-  std::size_t bytes_;
-  void* send_ = nullptr;
-  void* recv_ = nullptr;
-  cudaStream_t stream_ = nullptr;
+  void copy(void* dst, const void* src, std::size_t bytes) override { cudaMemcpy(dst, src, bytes, cudaMemcpyDefault); }
 };
 #endif
 
-// The rank's backend: host buffers, or (--gpu) GPU ones; null with a message when impossible.
+// The rank's backend: host buffers, pool buffers (--pool-buffers) or GPU ones (--gpu); null with
+// a message when impossible.
 std::unique_ptr<collperf::Backend> makeBackend(cxlcclComm_t comm, int rank, int n,
                                                const std::string& coherence,
                                                const collperf::Settings& settings) {
   if (settings.poolBuffers) {
-    auto pooled = std::make_unique<PoolBufferBackend>(comm, rank, n, coherence, settings.maxBytes);
-    if (pooled->open()) return pooled;
+    auto pooled = std::make_unique<PoolBufferBackend>(comm, rank, n, coherence);
+    if (pooled->open(settings.maxBytes)) return pooled;
     std::fprintf(stderr, "rank %d: --pool-buffers: %s\n", rank, cxlcclGetLastError(nullptr));
     return nullptr;
   }
   if (!settings.gpu) return std::make_unique<CxlBackend>(comm, rank, n, coherence);
 #ifdef CXLCCL_WITH_CUDA
-  auto gpu = std::make_unique<GpuBackend>(comm, rank, n, coherence, settings.maxBytes);
-  if (gpu->open()) return gpu;
+  auto gpu = std::make_unique<GpuBackend>(comm, rank, n, coherence);
+  if (gpu->open(settings.maxBytes)) return gpu;
   std::fprintf(stderr, "rank %d: --gpu: no usable GPU (%s)\n", rank, cudaGetErrorString(cudaGetLastError()));
 #else
   std::fprintf(stderr, "cxlccl-perf: --gpu: built without CUDA\n");

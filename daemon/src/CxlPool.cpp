@@ -1,17 +1,15 @@
 #include "mtm/daemon/CxlPool.h"
 
-#include <cinttypes>
-#include <cstdio>
-#include <sstream>
-
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <sstream>
 
 #include "DaemonClient.h"
 #include "Pool.h"
 #include "mtm/Log.h"
+#include "mtm/Parse.h"
 
 namespace mtm::daemon {
 namespace {
@@ -26,16 +24,13 @@ std::vector<std::string> wordsOf(const std::string& request) {
   return words;
 }
 
-// Parses every word after the verb as an unsigned number in `base`; false if any is not one.
+// Parses words [first, first + count) as unsigned numbers in `base`; false if any is not one.
 bool numbers(const std::vector<std::string>& words, std::size_t first, std::size_t count, int base,
              std::vector<std::uint64_t>* out) {
   for (std::size_t i = first; i < first + count; ++i) {
-    const std::string& w = words[i];
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(w.c_str(), &end, base);
-    if (w.empty() || w[0] == '-' || errno != 0 || *end != '\0') return false;
-    out->push_back(v);
+    auto v = parseUnsigned(words[i], base);
+    if (!v) return false;
+    out->push_back(*v);
   }
   return true;
 }

@@ -58,4 +58,7 @@ TEST_CASE("kernel text formats", "[parse]") {
   CHECK_FALSE(parseBracketChoice("always madvise").ok());
   CHECK(parseUnsigned(" 42\n").value() == 42);
   CHECK_FALSE(parseUnsigned("42x").ok());
+  CHECK(parseUnsigned("ff", 16).value() == 255);
+  CHECK_FALSE(parseUnsigned("0xff", 16).ok());
+  CHECK_FALSE(parseUnsigned("-1", 16).ok());
 }

@@ -28,23 +28,9 @@ class PoolStores : public DeviceStores {
     if (send_ != nullptr) cxlcclMemFree(send_);
     if (recv_ != nullptr) cxlcclMemFree(recv_);
   }
-  bool ok() const { return ok_; }
-  void upload(const void* send, const void* recv, std::size_t bytes) override {
-    std::memcpy(send_, send, bytes);
-    std::memcpy(recv_, recv, bytes);
-  }
-  void download(void* send, void* recv, std::size_t bytes) override {
-    std::memcpy(send, send_, bytes);
-    std::memcpy(recv, recv_, bytes);
-  }
-  unsigned char* send() override { return static_cast<unsigned char*>(send_); }
-  unsigned char* recv() override { return static_cast<unsigned char*>(recv_); }
-  cudaStream_t stream() override { return nullptr; }
 
  private:
-  bool ok_ = false;
-  void* send_ = nullptr;
-  void* recv_ = nullptr;
+  void copy(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
 };
 
 // Every case for the given sizes on one communicator of n ranks.

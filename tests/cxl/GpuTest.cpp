@@ -46,24 +46,9 @@ class CudaStores : public DeviceStores {
     cudaFree(recv_);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
-  bool ok() const { return ok_; }
-  void upload(const void* send, const void* recv, std::size_t bytes) override {
-    cudaMemcpy(send_, send, bytes, cudaMemcpyHostToDevice);
-    cudaMemcpy(recv_, recv, bytes, cudaMemcpyHostToDevice);
-  }
-  void download(void* send, void* recv, std::size_t bytes) override {
-    cudaMemcpy(send, send_, bytes, cudaMemcpyDeviceToHost);
-    cudaMemcpy(recv, recv_, bytes, cudaMemcpyDeviceToHost);
-  }
-  unsigned char* send() override { return static_cast<unsigned char*>(send_); }
-  unsigned char* recv() override { return static_cast<unsigned char*>(recv_); }
-  cudaStream_t stream() override { return stream_; }
 
  private:
-  bool ok_ = false;
-  void* send_ = nullptr;
-  void* recv_ = nullptr;
-  cudaStream_t stream_ = nullptr;
+  void copy(void* dst, const void* src, std::size_t bytes) override { cudaMemcpy(dst, src, bytes, cudaMemcpyDefault); }
 };
 
 cxlcclComm_t initRank(int n, const cxlcclUniqueId& id, int rank) {

@@ -31,10 +31,10 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
-Result<uint64_t> parseUnsigned(std::string_view text) {
+Result<uint64_t> parseUnsigned(std::string_view text, int base) {
   auto t = trim(text);
   uint64_t v = 0;
-  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
   if (t.empty() || ec != std::errc() || ptr != t.data() + t.size())
     return Error("expected an unsigned integer, got " + quoted(t));
   return v;

@@ -13,8 +13,8 @@ namespace mtm {
 
 std::string_view trim(std::string_view s);
 
-// Unsigned decimal; the whole (trimmed) text must be the number.
-Result<uint64_t> parseUnsigned(std::string_view text);
+// Unsigned, decimal or in `base` (16: hex, no 0x); the whole (trimmed) text must be the number.
+Result<uint64_t> parseUnsigned(std::string_view text, int base = 10);
 
 // Node and CPU lists in the kernel's and numactl's grammar: "0,2-3", "" (empty). Sorted, unique.
 Result<std::vector<int>> parseNodeList(std::string_view text);
