@@ -1,5 +1,5 @@
 // The "ebpf_abit" source: page-table accessed bits read by a BPF program (AbitScanner), cleared
-// between checks with process_madvise(MADV_COLD) -- one iovec per 4 KiB page, one whole 2 MiB
+// between checks with process_madvise(MADV_COLD) (AccessedBitClear) -- one iovec per 4 KiB page, one whole 2 MiB
 // iovec per THP (a range covering part of a THP would split it). Each interval reads the bits
 // of the pages it cleared last time, then picks and clears the next sample, spread over regions
 // in proportion to their variation.
@@ -18,13 +18,12 @@
 #include "mtm/Log.h"
 #include "mtm/Registry.h"
 #include "mtm/profiler/AbitScanner.h"
+#include "mtm/profiler/AccessedBitClear.h"
 #include "mtm/profiler/PfnNodeMap.h"
 #include "mtm/profiler/Source.h"
 
 namespace mtm::profiler {
 namespace {
-
-constexpr size_t kIovMax = 1024;
 
 class AbitSource final : public Source {
  public:
@@ -100,15 +99,10 @@ class AbitSource final : public Source {
         t.pending.push_back(next[i]);
       }
     }
-    std::vector<iovec> iov = coalesce(std::move(ranges), regions);
-    for (size_t first = 0; first < iov.size(); first += kIovMax) {
-      const size_t n = std::min(kIovMax, iov.size() - first);
-      if (::syscall(SYS_process_madvise, t.pidfd, iov.data() + first, n, MADV_COLD, 0) < 0) {
-        const int err = errno;
-        return Error::fromErrno("pid " + std::to_string(pid) + ": process_madvise(MADV_COLD)", err)
-            .context(err == EPERM ? "clearing accessed bits (needs CAP_SYS_NICE)" : "clearing accessed bits");
-      }
-    }
+    auto cleared = clearAccessedBits(t.pidfd, coalesce(std::move(ranges), regions));
+    if (!cleared) return std::move(cleared).takeError().context("pid " + std::to_string(pid));
+    if (cleared->skipped > 0)
+      MTM_DEBUG("abit pid={} madvise_refused={} (a hole or an unadvisable mapping: those bits stay set)", pid, cleared->skipped);
     return static_cast<uint64_t>(next.size());
   }
 

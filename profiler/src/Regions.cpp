@@ -118,6 +118,40 @@ void updateSkew(Region& r, double decay) {
   for (double& e : r.eighths) e *= decay;
 }
 
+// A region's checks of this interval, grouped by granule (a cut falls between granules only).
+struct Unit {
+  uint64_t start = 0;
+  uint32_t checks = 0, accessed = 0;
+};
+
+// The run of units [first, last) that stands out most from its region: the stretch with the
+// largest surplus of accessed checks over mean + margin, or deficit under mean - margin (maximum
+// subarray). One cut separates a hot end; a hot run in the middle needs two, which no single cut
+// finds when the run is small beside its cold surroundings. The margin keeps two hot runs and the
+// cold gap between them from counting as one lukewarm run.
+std::pair<size_t, size_t> standoutRun(const std::vector<Unit>& units, double mean, double margin) {
+  size_t bestFirst = 0, bestLast = 0;
+  double best = 0;
+  for (double sign : {1.0, -1.0}) {
+    const double level = mean + sign * margin;
+    double sum = 0;
+    size_t first = 0;
+    for (size_t i = 0; i < units.size(); ++i) {
+      if (sum <= 0) {
+        sum = 0;
+        first = i;
+      }
+      sum += sign * (units[i].accessed - level * units[i].checks);
+      if (sum > best + 1e-9) {
+        best = sum;
+        bestFirst = first;
+        bestLast = i + 1;
+      }
+    }
+  }
+  return {bestFirst, bestLast};
+}
+
 // A region that took a new shape: what its eighths saw no longer lines up.
 void reshaped(Region& r) {
   r.eighths = {};
@@ -195,46 +229,62 @@ void RegionSet::split(Region r, std::vector<Region>& out, RegionStats& stats, si
     out.push_back(std::move(r));
     return;
   }
-  // The cut (on a granule boundary) that best separates accessed checks from the rest.
   std::sort(smp.begin(), smp.end());
-  const size_t n = smp.size();
-  size_t total = 0;
-  for (const auto& s : smp) total += s.second;
-  size_t left = 0;
-  double best = 0;
-  size_t bestAt = 0;
-  uint64_t bestCut = 0;
-  for (size_t i = 1; i < n; ++i) {
-    left += smp[i - 1].second;
-    const uint64_t cut = smp[i].first & ~(granule - 1);
-    if (cut <= smp[i - 1].first || cut <= r.start || cut >= r.end) continue;
-    const double fl = double(left) / double(i), fr = double(total - left) / double(n - i);
-    if (std::fabs(fl - fr) > best) {
-      best = std::fabs(fl - fr);
-      bestAt = i;
-      bestCut = cut;
-    }
+  std::vector<Unit> units;
+  uint32_t checks = 0, accessed = 0;
+  for (const auto& [addr, hit] : smp) {
+    const uint64_t g = std::max(addr & ~(granule - 1), r.start);
+    if (units.empty() || units.back().start != g) units.push_back({g});
+    ++units.back().checks;
+    units.back().accessed += hit;
+    ++checks;
+    accessed += hit;
   }
-  if (best <= config_.splitVariation) {
+  const double mean = double(accessed) / checks;
+  const auto [first, last] = standoutRun(units, mean, config_.splitVariation);
+  if (last == 0 || (first == 0 && last == units.size())) {
     out.push_back(std::move(r));
     return;
   }
-  Region a = r, b = r;
-  a.end = bestCut;
-  b.start = bestCut;
-  a.samples.assign(smp.begin(), smp.begin() + static_cast<long>(bestAt));
-  b.samples.assign(smp.begin() + static_cast<long>(bestAt), smp.end());
-  for (Region* part : {&a, &b}) {
-    size_t acc = 0;
-    for (const auto& s : part->samples) acc += s.second;
-    part->hotness = part->lastFraction = double(acc) / double(part->samples.size());
-    part->age = 0;
-    part->confidence = r.confidence * double(part->size()) / double(r.size());
-    reshaped(*part);
+  uint32_t inChecks = 0, inAccessed = 0;
+  for (size_t i = first; i < last; ++i) {
+    inChecks += units[i].checks;
+    inAccessed += units[i].accessed;
   }
-  ++stats.splits;
-  split(std::move(a), out, stats, budget - 1);
-  split(std::move(b), out, stats, budget - 1);
+  const double inside = double(inAccessed) / inChecks;
+  const double outside = double(accessed - inAccessed) / double(checks - inChecks);
+  // A run all accessed against a rest all idle (or the reverse) is a boundary however few checks
+  // show it; a mixed one must stand out by a two-proportion z score: a lone accessed check among
+  // many that alternate is chance.
+  const bool pure = (inside == 0 || inside == 1) && outside == 1 - inside;
+  const double z = std::fabs(inside - outside) /
+                   std::sqrt(mean * (1 - mean) * (1.0 / inChecks + 1.0 / double(checks - inChecks)));
+  if (std::fabs(inside - outside) <= config_.splitVariation || (!pure && z < kSplitScore)) {
+    out.push_back(std::move(r));
+    return;
+  }
+  std::vector<uint64_t> cuts{r.start};
+  if (first > 0) cuts.push_back(units[first].start);
+  if (last < units.size()) cuts.push_back(units[last].start);
+  cuts.push_back(r.end);
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    Region part = r;
+    part.start = cuts[k];
+    part.end = cuts[k + 1];
+    part.samples.clear();
+    size_t acc = 0;
+    for (const auto& s : smp)
+      if (s.first >= part.start && s.first < part.end) {
+        part.samples.push_back(s);
+        acc += s.second;
+      }
+    part.hotness = part.lastFraction = double(acc) / double(part.samples.size());
+    part.age = 0;
+    part.confidence = r.confidence * double(part.size()) / double(r.size());
+    reshaped(part);
+    split(std::move(part), out, stats, budget - 1);
+  }
+  stats.splits += static_cast<uint32_t>(cuts.size() - 2);
 }
 
 void RegionSet::splitAndMerge(RegionStats& stats) {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -12,12 +13,27 @@
 #include <unistd.h>
 
 #include "mtm/profiler/AbitScanner.h"
+#include "mtm/profiler/AccessedBitClear.h"
 
 using namespace mtm::profiler;
 
 namespace {
 
 constexpr size_t kPages = 256;
+
+// Touches the pages at `offsets` of `p` so that they are on the LRU with their accessed bits set.
+// Kernel quirk: MADV_COLD skips a page not yet on the LRU (still in the per-CPU batch of the CPU
+// that faulted it in, which only that CPU's madvise drains), so the child stays on one CPU,
+// drains its batch with a MADV_COLD of its own, and touches again.
+void touchOnLru(volatile char* p, size_t bytes, const std::vector<uint64_t>& offsets) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  sched_setaffinity(0, sizeof one, &one);
+  for (uint64_t off : offsets) p[off] = 1;
+  madvise(const_cast<char*>(p), bytes, MADV_COLD);
+  for (uint64_t off : offsets) p[off] = 1;
+}
 
 // A child with kPages touched pages; on each byte received it touches the even pages again.
 struct Toucher {
@@ -31,7 +47,9 @@ struct Toucher {
     if (pid == 0) {
       auto* p = static_cast<volatile char*>(mmap(nullptr, kPages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
       madvise(const_cast<char*>(p), kPages * 4096, MADV_NOHUGEPAGE);
-      for (size_t i = 0; i < kPages; ++i) p[i * 4096] = 1;
+      std::vector<uint64_t> offsets;
+      for (size_t i = 0; i < kPages; ++i) offsets.push_back(i * 4096);
+      touchOnLru(p, kPages * 4096, offsets);
       uint64_t addr = reinterpret_cast<uint64_t>(p);
       if (write(ack[1], &addr, sizeof addr) != sizeof addr) _exit(1);
       char c;
@@ -121,4 +139,93 @@ TEST_CASE("the accessed-bit program refuses a pid that does not exist", "[bpf][h
   REQUIRE_FALSE(scanner.ok());
   INFO(scanner.error().message());
   CHECK(scanner.error().message().find("no such process") != std::string::npos);
+}
+
+namespace {
+
+// A child with a sparse anonymous mapping of `bytes` (4 KiB pages) whose pages at `offsets` it
+// touched; a hole where `holeAt` says (munmapped), when not 0.
+struct SparseToucher {
+  pid_t pid = -1;
+  uint64_t base = 0;
+  SparseToucher(uint64_t bytes, const std::vector<uint64_t>& offsets, uint64_t holeAt = 0) {
+    int ack[2];
+    REQUIRE(pipe(ack) == 0);
+    pid = fork();
+    if (pid == 0) {
+      auto* p = static_cast<volatile char*>(
+          mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+      madvise(const_cast<char*>(p), bytes, MADV_NOHUGEPAGE);
+      touchOnLru(p, bytes, offsets);
+      if (holeAt) munmap(const_cast<char*>(p) + holeAt, 4096);
+      uint64_t addr = reinterpret_cast<uint64_t>(p);
+      if (write(ack[1], &addr, sizeof addr) != sizeof addr) _exit(1);
+      pause();
+      _exit(0);
+    }
+    REQUIRE(read(ack[0], &base, sizeof base) == sizeof base);
+    close(ack[0]);
+    close(ack[1]);
+  }
+  ~SparseToucher() {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+};
+
+size_t accessedCount(AbitScanner& scanner, const std::vector<uint64_t>& addrs) {
+  std::vector<uint8_t> flags;
+  REQUIRE(scanner.read(addrs, flags).ok());
+  size_t n = 0;
+  for (auto f : flags) n += (f & kAbitPresent) && (f & kAbitAccessed);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("accessed bits are cleared past the 2 GiB one process_madvise call advises", "[bpf][host]") {
+  if (geteuid() != 0) {
+    WARN("SKIP: loading BPF programs needs root");
+    return;
+  }
+  constexpr uint64_t kG = 1ull << 30;
+  const std::vector<uint64_t> offsets{0, kG, 2 * kG - 4096, 2 * kG, 2 * kG + 4096, 3 * kG - 4096};
+  SparseToucher child(3 * kG, offsets);
+  auto scanner = AbitScanner::open(child.pid);
+  REQUIRE(scanner.ok());
+  std::vector<uint64_t> addrs;
+  for (uint64_t off : offsets) addrs.push_back(child.base + off);
+  REQUIRE(accessedCount(**scanner, addrs) == offsets.size());
+
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, child.pid, 0));
+  REQUIRE(pidfd >= 0);
+  // One range of 3 GiB: a single process_madvise call would stop at 2 GiB - 4 KiB.
+  auto stats = clearAccessedBits(pidfd, {{reinterpret_cast<void*>(child.base), 3 * kG}});
+  close(pidfd);
+  REQUIRE(stats.ok());
+  CHECK(stats->skipped == 0);
+  CHECK(stats->calls >= 3);
+  CHECK(accessedCount(**scanner, addrs) == 0);
+}
+
+TEST_CASE("a range the kernel refuses is skipped and the ranges after it are still cleared", "[bpf][host]") {
+  if (geteuid() != 0) {
+    WARN("SKIP: loading BPF programs needs root");
+    return;
+  }
+  const std::vector<uint64_t> offsets{0, 2 * 4096};
+  SparseToucher child(3 * 4096, offsets, 4096);  // page 1 is a hole
+  auto scanner = AbitScanner::open(child.pid);
+  REQUIRE(scanner.ok());
+  const std::vector<uint64_t> addrs{child.base, child.base + 2 * 4096};
+  REQUIRE(accessedCount(**scanner, addrs) == 2);
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, child.pid, 0));
+  REQUIRE(pidfd >= 0);
+  std::vector<iovec> iov;
+  for (uint64_t i = 0; i < 3; ++i) iov.push_back({reinterpret_cast<void*>(child.base + i * 4096), 4096});
+  auto stats = clearAccessedBits(pidfd, iov);
+  close(pidfd);
+  REQUIRE(stats.ok());
+  CHECK(stats->skipped == 1);
+  CHECK(accessedCount(**scanner, addrs) == 0);
 }

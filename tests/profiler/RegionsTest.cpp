@@ -23,6 +23,18 @@ void touch(RegionSet& rs, uint64_t start, uint64_t end, bool accessed, int n = 1
   for (int i = 0; i < n; ++i) rs.observe(start + (end - start) / n * i, accessed);
 }
 
+// One region over [kB, kB + bytes) that may then split up to 64 ways.
+struct OneRegion {
+  config::ProfilerConfig cfg;
+  RegionSet rs{cfg};
+  explicit OneRegion(uint64_t bytes) {
+    cfg.maxRegions = 2;
+    rs.rebuild({vma(kB, kB + bytes)});
+    REQUIRE(rs.regions().size() == 1);
+    cfg.maxRegions = 64;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("regions cover the private writable memory, in 2 MiB-aligned pieces", "[regions]") {
@@ -58,12 +70,8 @@ TEST_CASE("hotness decays, confidence counts checks, node follows the votes", "[
 }
 
 TEST_CASE("a region whose halves disagree splits -- settled similar neighbours merge", "[regions]") {
-  config::ProfilerConfig cfg;
-  cfg.maxRegions = 2;  // one 32 MiB region to start
-  RegionSet rs(cfg);
-  rs.rebuild({vma(kB, kB + 32 * kM)});
-  REQUIRE(rs.regions().size() == 1);
-  cfg.maxRegions = 64;
+  OneRegion one(32 * kM);
+  RegionSet& rs = one.rs;
   touch(rs, kB, kB + 16 * kM, true);
   touch(rs, kB + 16 * kM, kB + 32 * kM, false);
   auto stats = rs.endInterval();
@@ -88,11 +96,8 @@ TEST_CASE("a region whose halves disagree splits -- settled similar neighbours m
 }
 
 TEST_CASE("THP-backed regions split on 2 MiB boundaries only", "[regions]") {
-  config::ProfilerConfig cfg;
-  cfg.maxRegions = 2;
-  RegionSet rs(cfg);
-  rs.rebuild({vma(kB, kB + 6 * kM)});
-  cfg.maxRegions = 64;
+  OneRegion one(6 * kM);
+  RegionSet& rs = one.rs;
   rs.observe(kB, true, -1, mtm::profiler::Mapping::pmd);  // seen as a THP
   touch(rs, kB, kB + 2 * kM, true, 4);
   touch(rs, kB + 4 * kM, kB + 6 * kM, false, 4);
@@ -101,6 +106,34 @@ TEST_CASE("THP-backed regions split on 2 MiB boundaries only", "[regions]") {
     CHECK(r.start % (2 * kM) == 0);
     CHECK(r.end % (2 * kM) == 0);
   }
+}
+
+TEST_CASE("a small hot run inside a large cold region is cut out on both sides", "[regions]") {
+  // 4 hot THPs among 30: no single cut separates them by split_variation (the best leaves 4 of
+  // 14 or 4 of 20 hot on one side), two cuts do.
+  OneRegion one(60 * kM);
+  RegionSet& rs = one.rs;
+  for (uint64_t t = 0; t < 30; ++t) {
+    const bool hot = t >= 10 && t < 14;
+    rs.observe(kB + t * 2 * kM + 4096, hot, -1, Mapping::pmd);
+  }
+  auto stats = rs.endInterval();
+  CHECK(stats.splits == 2);
+  REQUIRE(rs.regions().size() == 3);
+  CHECK(rs.regions()[1].start == kB + 20 * kM);
+  CHECK(rs.regions()[1].end == kB + 28 * kM);
+  CHECK(rs.regions()[1].hotness == Approx(1.0));
+  CHECK(rs.regions()[0].hotness == Approx(0.0));
+  CHECK(rs.regions()[2].hotness == Approx(0.0));
+}
+
+TEST_CASE("a region whose checks agree does not split", "[regions]") {
+  OneRegion one(32 * kM);
+  RegionSet& rs = one.rs;
+  // Every other page accessed all along the region: half hot everywhere, nothing to separate.
+  for (int i = 0; i < 64; ++i) rs.observe(kB + uint64_t(i) * 512 * 1024, i % 2 == 0);
+  CHECK(rs.endInterval().splits == 0);
+  CHECK(rs.regions().size() == 1);
 }
 
 TEST_CASE("rebuilding after a layout change keeps the history of what remains", "[regions]") {
@@ -132,11 +165,8 @@ TEST_CASE("DAMON-style range observations weigh in by fraction", "[regions]") {
 }
 
 TEST_CASE("cold neighbours on different nodes stay apart: a region is in one place", "[regions]") {
-  config::ProfilerConfig cfg;
-  cfg.maxRegions = 2;
-  RegionSet rs(cfg);
-  rs.rebuild({vma(kB, kB + 32 * kM)});
-  cfg.maxRegions = 64;
+  OneRegion one(32 * kM);
+  RegionSet& rs = one.rs;
   touch(rs, kB, kB + 16 * kM, true);
   touch(rs, kB + 16 * kM, kB + 32 * kM, false);
   rs.endInterval();

@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
   char title[256];
   std::snprintf(title, sizeof title, "mtm profiling quality: %s %s workload, %.0f%% hot, %d phases of %.0f s, interval %u ms",
                 size.c_str(), thp ? "THP" : "4 KiB-page", hotFraction * 100, phases, phaseSeconds, intervalMs);
-  bench::BenchReport report(title, {{"interval", "", 8, 0}, {"phase", "", 5, 0}, {"since", "iv", 5, 0},
+  bench::BenchReport report(title, {{"interval", "", 8, 0}, {"phase", "", 5, 0}, {"since", "s", 5, 1}, {"scored", "", 6, 0},
                                     {"mtm_prec", "", 8, 2}, {"mtm_recall", "", 10, 2}, {"mtm_cpu", "%", 7, 2},
                                     {"checks", "", 8, 0}, {"regions", "", 7, 0},
                                     {"damon_prec", "", 10, 2}, {"damon_recall", "", 12, 2}, {"damon_cpu", "%", 9, 2}});
@@ -111,24 +111,30 @@ int main(int argc, char** argv) {
                      : "not run (" + (withDamon ? damonWhy : "--no-damon") + ")"));
   report.note("a 2 MiB region counts as predicted hot when hot regions cover half of it; mtm: hotness >= " +
               std::to_string(cfg.policy.hotThreshold).substr(0, 4) + "; DAMON: nr_accesses >= a quarter of its maximum");
+  report.note("since: seconds from the phase's start to the interval's end; phase -1: the interval spans a phase change "
+              "(or the workload's end), so no one hot set is the truth for it");
+  report.note("scored: intervals of phases 1.. (each begun by a phase change) ending 2 intervals or more after it; "
+              "phase 0 is the profiler's warm-up");
 
+  const double interval = intervalMs / 1000.0;
   double sums[4] = {0, 0, 0, 0};
   double cpuSum = 0, damonCpuSum = 0, settledCpu = 0, settledDamonCpu = 0;
   int settled = 0, rows = 0;
+  double warmedUp = -1;  // seconds from the start until mtm's first interval at >= 0.9 / 0.9
   uint64_t damonCpu0 = damon ? damon->cpuNs() : 0;
   double last = monotonicSeconds();
-  int lastPhase = -1, since = 0;
   while (waitpid(child, nullptr, WNOHANG) == 0) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(last + intervalMs / 1000.0 - monotonicSeconds()));
+    std::this_thread::sleep_for(std::chrono::duration<double>(last + interval - monotonicSeconds()));
+    const double begin = last;
     last = monotonicSeconds();
     auto snap = (*prof)->runInterval();
     truth.update(truthPath);
-    // The interval just ended ran under the phase in force at its middle.
-    const HotPhase* phase = truth.at(last - intervalMs / 2000.0);
+    const HotPhase* phase = truth.at(last);
     if (!phase || !snap.exited.empty()) break;
     const int phaseIndex = static_cast<int>(phase - truth.phases.data());
-    since = phaseIndex == lastPhase ? since + 1 : 1;
-    lastPhase = phaseIndex;
+    const bool whole = truth.at(begin) == phase && last <= phase->start + phaseSeconds;
+    const double since = last - phase->start;
+    const bool scored = whole && phaseIndex > 0 && since >= 2 * interval - 0.05;
     const Score m = score(hotRanges(snap, cfg.policy.hotThreshold), truth, *phase);
     Score d{-1, -1};
     double dCpu = -1;
@@ -144,12 +150,13 @@ int main(int argc, char** argv) {
       damonCpu0 = c;
     }
     const double cpu = 100.0 * double(snap.cpuNs) / (intervalMs * 1e6);
-    report.row({}, {double(snap.interval), double(phaseIndex), double(since), m.precision, m.recall, cpu,
-                    double(snap.checks), double(snap.regions.size()), d.precision, d.recall, dCpu});
+    report.row({}, {double(snap.interval), whole ? double(phaseIndex) : -1.0, since, scored ? 1.0 : 0.0, m.precision, m.recall,
+                    cpu, double(snap.checks), double(snap.regions.size()), d.precision, d.recall, dCpu});
     ++rows;
     cpuSum += cpu;
     damonCpuSum += dCpu;
-    if (since > 2 && rows > 2) {  // two whole intervals after a change (and after the start)
+    if (whole && phaseIndex == 0 && warmedUp < 0 && m.precision >= 0.9 && m.recall >= 0.9) warmedUp = since;
+    if (scored) {
       sums[0] += m.precision;
       sums[1] += m.recall;
       sums[2] += d.precision;
@@ -164,14 +171,17 @@ int main(int argc, char** argv) {
   std::filesystem::remove(truthPath);
   std::filesystem::remove(readyPath);
   if (settled == 0) {
-    std::fprintf(stderr, "mtm-bench-profile: no settled interval to score\n");
+    std::fprintf(stderr, "mtm-bench-profile: no scored interval (it takes 2 phases or more, each longer than 2 intervals)\n");
     return 1;
   }
   char line[256];
   const double mp = sums[0] / settled, mr = sums[1] / settled, mc = cpuSum / rows;
   std::snprintf(line, sizeof line,
-                "mtm, from the 3rd interval of each phase: precision %.2f recall %.2f; CPU %.2f%% of one core (%.2f%% over all intervals)",
+                "mtm, 2 intervals or more after a phase change: precision %.2f recall %.2f; CPU %.2f%% of one core (%.2f%% over all intervals)",
                 mp, mr, settledCpu / settled, mc);
+  report.footer(line);
+  if (warmedUp >= 0) std::snprintf(line, sizeof line, "mtm warm-up: precision and recall >= 0.9 from %.1f s after the start", warmedUp);
+  else std::snprintf(line, sizeof line, "mtm warm-up: precision and recall not both >= 0.9 within phase 0");
   report.footer(line);
   if (damon) {
     std::snprintf(line, sizeof line, "DAMON vaddr, same intervals: precision %.2f recall %.2f; CPU %.2f%% of one core (%.2f%% over all)",

@@ -66,6 +66,8 @@ class RegionSet {
   void observe(uint64_t addr, bool accessed, int node = -1, Mapping mapping = Mapping::exact);
   // Precise samples a region's skew needs before it is believed.
   static constexpr double kSkewSamples = 16;
+  // How far (z score) a run of checks must stand out from the rest of its region to be cut out.
+  static constexpr double kSplitScore = 2.5;
   // Intervals in a row whose checks find only 4 KiB PTEs before a huge region is not any more.
   static constexpr uint32_t kPteOnlyIntervals = 3;
 
@@ -85,7 +87,8 @@ class RegionSet {
 
  private:
   void splitAndMerge(RegionStats& stats);
-  // Cuts `r` where its checks separate best into accessed and not, recursively; appends the parts.
+  // Cuts out of `r` the run of checks that stands out most from the rest (one cut or two),
+  // recursively; appends the parts.
   void split(Region r, std::vector<Region>& out, RegionStats& stats, size_t budget);
   const config::ProfilerConfig& config_;
   std::vector<Region> regions_;  // sorted, disjoint

@@ -1,0 +1,31 @@
+#pragma once
+// Clears the page-table accessed bits of ranges of another process's memory with
+// process_madvise(MADV_COLD), around two kernel quirks:
+// - one call advises at most MAX_RW_COUNT bytes (INT_MAX rounded down to a page: 2 GiB - 4 KiB)
+//   and silently stops there: the rest is not cleared, and the cut falls inside a THP, which
+//   MADV_COLD then splits. Calls here stay under 1 GiB and cut long ranges on 2 MiB boundaries.
+// - a call stops at the first range that fails (a hole: ENOMEM; a locked or PFN mapping:
+//   EINVAL) and returns the bytes of the ranges before it. That range is skipped and the rest
+//   cleared.
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "mtm/Result.h"
+
+namespace mtm::profiler {
+
+struct ClearStats {
+  uint64_t calls = 0;    // process_madvise calls made
+  uint64_t skipped = 0;  // ranges the kernel refused (cleared where they were mapped, or not at all)
+};
+
+// Fails only when the process cannot be advised at all (gone, or no right: EPERM/ESRCH).
+Result<ClearStats> clearAccessedBits(int pidfd, const std::vector<iovec>& ranges);
+
+// Bytes one call advises at most here: under MAX_RW_COUNT, a multiple of 2 MiB.
+inline constexpr uint64_t kMaxClearBytes = 1ull << 30;
+
+}  // namespace mtm::profiler
