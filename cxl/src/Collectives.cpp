@@ -1,8 +1,10 @@
 #include "Collectives.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "CacheLines.h"
 #include "Reduce.h"
 
 namespace cxlccl {
@@ -34,6 +36,96 @@ struct Blocks {
   std::size_t bytes(std::size_t r) const { return elements(r) * typeBytes; }
 };
 
+// Blocks from this size on are gathered by pushing them into a root buffer in the pool.
+constexpr std::size_t kPushBlockBytes = 32 << 10;
+
+// Gather straight into a root buffer that lies in the pool (cxlcclMemAlloc): the root announces
+// where it lies; every other rank copies its block there at once and says so, while the root
+// copies its own. One copy a block, made by all ranks at once, where the pulled gather makes two
+// and leaves all the reading to the root. Blocks must be whole lines (one writer a line).
+// `pushed` false: the root's buffer is not usable so (not in the pool, not line-aligned, a GPU
+// stream); nothing moved but the announcement.
+Status gatherPushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t bytes, std::uint64_t hash, bool* pushed) {
+  const int n = comm.nranks(), me = comm.rank(), root = a.root;
+  const std::size_t total = bytes * static_cast<std::size_t>(n);
+  auto eachPeerBlock = [&](auto&& f) {
+    f(a.recv, static_cast<std::size_t>(root) * bytes);
+    f(bytesAt(a.recv, static_cast<std::size_t>(root + 1) * bytes), total - static_cast<std::size_t>(root + 1) * bytes);
+  };
+  std::uint64_t announced = 0, where = 0;
+  if (me == root) {
+    announced = op.poolRef(a.recv, total);
+    if (announced != 0 && ((announced - 1) % kCacheLine != 0 || bytes % kCacheLine != 0)) announced = 0;
+    if (announced != 0) eachPeerBlock([&](const void* p, std::size_t b) { op.beforePeersUse(p, b); });
+  }
+  op.piece(Channel{root, -1}, sizeof announced, everyoneBut(n, root), &announced, &where);
+  CXLCCL_TRY(op.run());
+  if (me == root) where = announced;
+  *pushed = where != 0;
+  if (!*pushed) return Status::success();
+
+  op.begin(comm.nextOp(), hash);
+  if (me != root) CXLCCL_TRY(op.pushToPool(where, static_cast<std::size_t>(me) * bytes, a.send, bytes));
+  static const std::uint64_t kPushed = 1;
+  std::vector<std::uint64_t> told(static_cast<std::size_t>(n));
+  for (int w = 0; w < n; ++w)
+    if (w != root) op.piece(Channel{w, -1}, sizeof kPushed, 1ull << root, &kPushed, me == root ? &told[static_cast<std::size_t>(w)] : nullptr);
+  if (me == root) op.copy(bytesAt(a.recv, static_cast<std::size_t>(me) * bytes), a.send, bytes);
+  CXLCCL_TRY(op.run());
+  if (me == root) eachPeerBlock([&](const void* p, std::size_t b) { op.afterPeersWrote(p, b); });
+  return Status::success();
+}
+
+// Vectors from this size on are reduced in the pool when every buffer involved lies there.
+constexpr std::size_t kPushReduceBytes = 256 << 10;
+
+// Reduce with every rank's send buffer and the root's receive buffer in the pool: every rank
+// reduces its share of the vector (whole lines of the result) from all send buffers where they
+// lie, straight into the root's buffer -- each does 1/n of the work the pulled reduce leaves to
+// the root. All ranks first tell each other where their buffers lie; a last exchange keeps every
+// send buffer untouched until all ranks have read it. `pushed` false: some buffer is not in the
+// pool (or not line-aligned); nothing moved but the addresses.
+Status reducePushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t bytes, std::uint64_t hash, bool* pushed) {
+  const int n = comm.nranks(), me = comm.rank(), root = a.root;
+  struct Where {
+    std::uint64_t send = 0, recv = 0;
+  };
+  Where mine;
+  mine.send = op.poolRef(a.send, bytes);
+  if (me == root && bytes % kCacheLine == 0) {
+    mine.recv = op.poolRef(a.recv, bytes);
+    if ((mine.recv - 1) % kCacheLine != 0) mine.recv = 0;
+  }
+  if (mine.send != 0) op.beforePeersUse(a.send, bytes);
+  if (mine.recv != 0) op.beforePeersUse(a.recv, bytes);
+  std::vector<Where> all(static_cast<std::size_t>(n));
+  all[static_cast<std::size_t>(me)] = mine;
+  for (int w = 0; w < n; ++w)
+    op.piece(Channel{w, -1}, sizeof(Where), everyoneBut(n, w), &mine, w == me ? nullptr : &all[static_cast<std::size_t>(w)]);
+  CXLCCL_TRY(op.run());
+  std::vector<std::uint64_t> sends;
+  for (const Where& w : all) sends.push_back(w.send);
+  *pushed = all[static_cast<std::size_t>(root)].recv != 0 &&
+            std::find(sends.begin(), sends.end(), 0) == sends.end();
+  if (!*pushed) return Status::success();
+
+  op.begin(comm.nextOp(), hash);
+  const std::size_t typeBytes = typeSize(a.type);
+  const std::size_t line = kCacheLine / typeBytes;  // elements a line
+  const std::size_t share = (a.count + static_cast<std::size_t>(n) * line - 1) / (static_cast<std::size_t>(n) * line) * line;
+  const std::size_t first = std::min(a.count, static_cast<std::size_t>(me) * share);
+  const std::size_t last = std::min(a.count, first + share);
+  if (last > first)
+    CXLCCL_TRY(op.reduceInPool(all[static_cast<std::size_t>(root)].recv, sends, first * typeBytes, (last - first) * typeBytes));
+  static const std::uint64_t kDone = 1;
+  std::vector<std::uint64_t> told(static_cast<std::size_t>(n));
+  for (int w = 0; w < n; ++w)
+    op.piece(Channel{w, -1}, sizeof kDone, everyoneBut(n, w), &kDone, w == me ? nullptr : &told[static_cast<std::size_t>(w)]);
+  CXLCCL_TRY(op.run());
+  if (me == root) op.afterPeersWrote(a.recv, bytes);
+  return Status::success();
+}
+
 }  // namespace
 
 const char* collectiveName(Collective kind) {
@@ -61,6 +153,18 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
                            static_cast<std::uint64_t>(a.root));
   op.begin(comm.nextOp(), hash);
   op.setReduction(a.type, a.op);
+  if (kind == Collective::gather && n > 1 && bytes >= kPushBlockBytes) {
+    bool pushed = false;
+    CXLCCL_TRY(gatherPushed(comm, op, a, bytes, hash, &pushed));
+    if (pushed) return Status::success();
+    op.begin(comm.nextOp(), hash);  // the pulled gather, after the announcement
+  }
+  if (kind == Collective::reduce && n > 1 && bytes >= kPushReduceBytes) {
+    bool pushed = false;
+    CXLCCL_TRY(reducePushed(comm, op, a, bytes, hash, &pushed));
+    if (pushed) return Status::success();
+    op.begin(comm.nextOp(), hash);  // the pulled reduce, after the addresses
+  }
   auto ring = [](int writer) { return Channel{writer, -1}; };
   const std::uint64_t toRoot = 1ull << a.root;
 

@@ -67,7 +67,7 @@ Operation::PieceRef Operation::piece(Channel c, std::size_t bytes, std::uint64_t
   if (chunks == 0) return ref;
   if (c.writer == comm_.rank()) {
     publishes_.push_back({op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers,
-                          ref.firstSeq, chunks, 0, -1, refOf(src, bytes)});
+                          ref.firstSeq, chunks, 0, -1, poolRef(src, bytes)});
     if (publishes_.back().ref != 0 && !loggedInPlace_) {
       loggedInPlace_ = true;
       info("rank ", comm_.rank(), ": send buffers in the pool are read where they lie");
@@ -101,12 +101,66 @@ void Operation::copy(void* dst, const void* src, std::size_t bytes) {
 
 // Data in a pool buffer of this communicator's pool is published where it lies -- except in the
 // simulation (whose private view covers only the region) and for device copies.
-std::uint64_t Operation::refOf(const void* src, std::size_t bytes) const {
+std::uint64_t Operation::poolRef(const void* p, std::size_t bytes) const {
   PoolAddress at;
-  if (!inPlaceAllowed_ || gpu_ != nullptr || comm_.view().mode() == Coherence::simulate || !poolAddressOf(src, bytes, &at) ||
+  if (!inPlaceAllowed_ || gpu_ != nullptr || comm_.view().mode() == Coherence::simulate || !poolAddressOf(p, bytes, &at) ||
       at.pool != comm_.pool().path() || at.generation != comm_.pool().generation())
     return 0;
   return at.offset + 1;
+}
+
+Status Operation::inPool(std::uint64_t ref, std::size_t offset, std::size_t bytes, std::byte** out) const {
+  if (ref == 0 || ref - 1 + offset + bytes > comm_.pool().bytes())
+    return Status::error(cxlcclInternalError, "a pool buffer at offset ", ref - 1, " + ", offset, " (", bytes,
+                         " bytes), as a peer gave it, lies beyond the pool's ", comm_.pool().bytes(), " bytes");
+  *out = comm_.pool().base() + (ref - 1) + offset;
+  return Status::success();
+}
+
+Status Operation::pushToPool(std::uint64_t ref, std::size_t offset, const void* src, std::size_t bytes) {
+  std::byte* dst = nullptr;
+  CXLCCL_TRY(inPool(ref, offset, bytes, &dst));
+  const bool flush = comm_.view().mode() == Coherence::flush;
+  if (gpu_ != nullptr) {
+    CXLCCL_TRY(copyNow(dst, src, bytes));
+  } else {
+    comm_.crew().copy(dst, src, bytes, flush);
+  }
+  if (flush) writeBackLines(dst, bytes);
+  return Status::success();
+}
+
+Status Operation::reduceInPool(std::uint64_t dstRef, const std::vector<std::uint64_t>& srcRefs, std::size_t offset,
+                               std::size_t bytes) {
+  std::byte* dst = nullptr;
+  CXLCCL_TRY(inPool(dstRef, offset, bytes, &dst));
+  std::vector<const std::byte*> in(srcRefs.size());
+  const bool flush = comm_.view().mode() == Coherence::flush;
+  for (std::size_t i = 0; i < srcRefs.size(); ++i) {
+    std::byte* p = nullptr;
+    CXLCCL_TRY(inPool(srcRefs[i], offset, bytes, &p));
+    if (flush) invalidateLines(p, bytes);
+    in[i] = p;
+  }
+  // A piece at a time through a buffer in cache: the destination may be an input (in place).
+  constexpr std::size_t kPiece = 64 << 10;
+  std::vector<std::byte>& acc = comm_.scratch(kPiece);
+  for (std::size_t at = 0; at < bytes; at += kPiece) {
+    const std::size_t n = std::min(kPiece, bytes - at);
+    std::memcpy(acc.data(), in[0] + at, n);
+    for (std::size_t i = 1; i < in.size(); ++i) reduceInto(acc.data(), in[i] + at, n / typeBytes_, type_, redOp_);
+    std::memcpy(dst + at, acc.data(), n);
+  }
+  if (flush) writeBackLines(dst, bytes);
+  return Status::success();
+}
+
+void Operation::beforePeersUse(const void* p, std::size_t bytes) const {
+  if (comm_.view().mode() == Coherence::flush) writeBackLines(p, bytes);
+}
+
+void Operation::afterPeersWrote(const void* p, std::size_t bytes) const {
+  if (comm_.view().mode() == Coherence::flush) invalidateLines(p, bytes);
 }
 
 Status Operation::copyNow(void* dst, const void* src, std::size_t bytes) {

@@ -63,6 +63,27 @@ class Operation {
   // A copy of the caller's buffers made at once, the same way.
   Status copyNow(void* dst, const void* src, std::size_t bytes);
 
+  // Pool offset + 1 of [p, p + bytes) when it lies in a buffer of this communicator's pool and
+  // may be used where it lies (host memory, a mode that shares buffers: not simulate); else 0.
+  std::uint64_t poolRef(const void* p, std::size_t bytes) const;
+  // Copies `bytes` from `src` into another rank's pool buffer, at pool offset ref - 1 + offset,
+  // written back to memory when the pool has no coherence.
+  Status pushToPool(std::uint64_t ref, std::size_t offset, const void* src, std::size_t bytes);
+  // The pool's bytes [ref - 1 + offset, + bytes), checked to lie inside it (another rank said where).
+  Status inPool(std::uint64_t ref, std::size_t offset, std::size_t bytes, std::byte** out) const;
+  // dst = the pool buffers at srcRefs[0] - 1 + offset, srcRefs[1] - 1 + offset, ... combined in
+  // that order with the call's operator (setReduction), `bytes` of them, into another rank's pool
+  // buffer at dstRef - 1 + offset; without coherence the inputs are invalidated first and the
+  // result written back. Safe where the destination is one of the inputs (in place).
+  Status reduceInPool(std::uint64_t dstRef, const std::vector<std::uint64_t>& srcRefs, std::size_t offset,
+                      std::size_t bytes);
+  // This rank's own pool buffer [p, p + bytes), which other ranks are about to read or write
+  // (before) or have written (after): without coherence, its lines are written back first, so
+  // that they read it and no dirty line of this rank lands on their data later, and dropped
+  // after, so that loads read theirs.
+  void beforePeersUse(const void* p, std::size_t bytes) const;
+  void afterPeersWrote(const void* p, std::size_t bytes) const;
+
   Status run();
 
  private:
@@ -121,7 +142,6 @@ class Operation {
   Step ready(const PieceRef& piece, std::uint64_t k, std::size_t bytes, const std::byte** data);
   void consumed(Channel c, std::uint64_t seq);
   Step stepPublish(Publish& t);
-  std::uint64_t refOf(const void* src, std::size_t bytes) const;
   Step stepFetch(Fetch& t);
   Step stepCombine(Combine& t);
   Step stepCopy(Copy& t);
