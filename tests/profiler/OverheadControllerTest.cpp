@@ -36,3 +36,25 @@ TEST_CASE("the controller never jumps more than 2x up in one interval, and stays
   for (int i = 0; i < 20; ++i) c.report(c.checks(), 1000000000);  // absurdly dear
   CHECK(c.checks() == 16);
 }
+
+TEST_CASE("with a cost that is mostly fixed the controller grows fast, then holds the budget", "[controller]") {
+  // 1% of one core: 10 ms. Cost: 7 ms fixed (clearing a whole THP-backed range each interval)
+  // + 0.3 us a check, +-5% noise: 10,000 checks fit. The damped ratio alone grows ~1.25x an
+  // interval from the first guess of 1,000 and would take 10 or more intervals.
+  OverheadController c(0.01, 1000);
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<double> noise(0.95, 1.05);
+  auto cost = [&](uint64_t checks) { return static_cast<uint64_t>((7e6 + 300.0 * double(checks)) * noise(rng)); };
+  int intervals = 0;
+  while (c.checks() < 8000 && intervals < 20) {
+    c.report(c.checks(), cost(c.checks()));
+    ++intervals;
+  }
+  CHECK(intervals <= 6);
+  for (int i = 0; i < 20; ++i) {
+    const uint64_t spent = cost(c.checks());
+    CHECK(double(spent) <= 1.2 * double(c.budgetNs()));
+    CHECK(double(spent) >= 0.8 * double(c.budgetNs()));
+    c.report(c.checks(), spent);
+  }
+}
