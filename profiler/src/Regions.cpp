@@ -267,17 +267,17 @@ void RegionSet::split(Region r, std::vector<Region>& out, RegionStats& stats, si
   if (first > 0) cuts.push_back(units[first].start);
   if (last < units.size()) cuts.push_back(units[last].start);
   cuts.push_back(r.end);
+  const auto all = std::move(r.samples);  // sorted by address: each part takes a stretch
+  auto from = all.begin();
   for (size_t k = 0; k + 1 < cuts.size(); ++k) {
     Region part = r;
     part.start = cuts[k];
     part.end = cuts[k + 1];
-    part.samples.clear();
+    const auto to = std::lower_bound(from, all.end(), std::make_pair(part.end, false));
+    part.samples.assign(from, to);
+    from = to;
     size_t acc = 0;
-    for (const auto& s : smp)
-      if (s.first >= part.start && s.first < part.end) {
-        part.samples.push_back(s);
-        acc += s.second;
-      }
+    for (const auto& s : part.samples) acc += s.second;
     part.hotness = part.lastFraction = double(acc) / double(part.samples.size());
     part.age = 0;
     part.confidence = r.confidence * double(part.size()) / double(r.size());
