@@ -1,8 +1,8 @@
 // The "ebpf_abit" source: page-table accessed bits read by a BPF program (AbitScanner), cleared
-// between checks with process_madvise(MADV_COLD) (AccessedBitClear) -- one iovec per 4 KiB page, one whole 2 MiB
-// iovec per THP (a range covering part of a THP would split it). Each interval reads the bits
-// of the pages it cleared last time, then picks and clears the next sample, spread over regions
-// in proportion to their variation.
+// between checks with process_madvise(MADV_COLD) (AccessedBitClear) -- one iovec per 4 KiB
+// page, one whole 2 MiB iovec per THP (a range covering part of a THP would split it), neighbours
+// coalesced. Each interval reads the bits of the pages it cleared last time, then picks and
+// clears the next sample, spread over regions in proportion to their variation.
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
