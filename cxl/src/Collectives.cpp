@@ -153,17 +153,15 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
                            static_cast<std::uint64_t>(a.root));
   op.begin(comm.nextOp(), hash);
   op.setReduction(a.type, a.op);
-  if (kind == Collective::gather && n > 1 && bytes >= kPushBlockBytes) {
+  // Gather and Reduce into a root buffer in the pool: pushed by all ranks where the buffers allow.
+  auto pushedForm = kind == Collective::gather && bytes >= kPushBlockBytes   ? gatherPushed
+                    : kind == Collective::reduce && bytes >= kPushReduceBytes ? reducePushed
+                                                                              : nullptr;
+  if (pushedForm != nullptr && n > 1) {
     bool pushed = false;
-    CXLCCL_TRY(gatherPushed(comm, op, a, bytes, hash, &pushed));
+    CXLCCL_TRY(pushedForm(comm, op, a, bytes, hash, &pushed));
     if (pushed) return Status::success();
-    op.begin(comm.nextOp(), hash);  // the pulled gather, after the announcement
-  }
-  if (kind == Collective::reduce && n > 1 && bytes >= kPushReduceBytes) {
-    bool pushed = false;
-    CXLCCL_TRY(reducePushed(comm, op, a, bytes, hash, &pushed));
-    if (pushed) return Status::success();
-    op.begin(comm.nextOp(), hash);  // the pulled reduce, after the addresses
+    op.begin(comm.nextOp(), hash);  // the usual plan, after the exchange of where buffers lie
   }
   auto ring = [](int writer) { return Channel{writer, -1}; };
   const std::uint64_t toRoot = 1ull << a.root;

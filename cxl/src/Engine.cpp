@@ -112,7 +112,7 @@ std::uint64_t Operation::poolRef(const void* p, std::size_t bytes) const {
 Status Operation::inPool(std::uint64_t ref, std::size_t offset, std::size_t bytes, std::byte** out) const {
   if (ref == 0 || ref - 1 + offset + bytes > comm_.pool().bytes())
     return Status::error(cxlcclInternalError, "a pool buffer at offset ", ref - 1, " + ", offset, " (", bytes,
-                         " bytes), as a peer gave it, lies beyond the pool's ", comm_.pool().bytes(), " bytes");
+                         " bytes), as a peer gave it, ends beyond the pool's ", comm_.pool().bytes(), " bytes");
   *out = comm_.pool().base() + (ref - 1) + offset;
   return Status::success();
 }
@@ -142,17 +142,26 @@ Status Operation::reduceInPool(std::uint64_t dstRef, const std::vector<std::uint
     if (flush) invalidateLines(p, bytes);
     in[i] = p;
   }
-  // A piece at a time through a buffer in cache: the destination may be an input (in place).
+  // A piece at a time, so that each piece's inputs are still in cache when the next is reduced in.
   constexpr std::size_t kPiece = 64 << 10;
-  std::vector<std::byte>& acc = comm_.scratch(kPiece);
-  for (std::size_t at = 0; at < bytes; at += kPiece) {
-    const std::size_t n = std::min(kPiece, bytes - at);
-    std::memcpy(acc.data(), in[0] + at, n);
-    for (std::size_t i = 1; i < in.size(); ++i) reduceInto(acc.data(), in[i] + at, n / typeBytes_, type_, redOp_);
-    std::memcpy(dst + at, acc.data(), n);
+  std::vector<const std::byte*> at(in.size());
+  for (std::size_t done = 0; done < bytes; done += kPiece) {
+    for (std::size_t i = 0; i < in.size(); ++i) at[i] = in[i] + done;
+    reduceInOrder(dst + done, at.data(), at.size(), std::min(kPiece, bytes - done));
   }
   if (flush) writeBackLines(dst, bytes);
   return Status::success();
+}
+
+void Operation::reduceInOrder(std::byte* dst, const std::byte* const* in, std::size_t inputs, std::size_t bytes) {
+  // Accumulated in place unless a later input lies there (in place, not first): then in scratch.
+  std::byte* acc = dst;
+  for (std::size_t i = 1; i < inputs; ++i) {
+    if (in[i] < dst + bytes && dst < in[i] + bytes) acc = comm_.scratch(bytes).data();
+  }
+  if (acc != in[0]) std::memcpy(acc, in[0], bytes);
+  for (std::size_t i = 1; i < inputs; ++i) reduceInto(acc, in[i], bytes / typeBytes_, type_, redOp_);
+  if (acc != dst) std::memcpy(dst, acc, bytes);
 }
 
 void Operation::beforePeersUse(const void* p, std::size_t bytes) const {
@@ -217,10 +226,9 @@ Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::si
       view.peek(header + field::bytes) != bytes)
     return mismatch(piece, "published a different piece");
   if (std::uint64_t ref = dataAt != doorbell + field::payload ? view.peek(header + field::ref) : 0) {
-    const std::byte* in = comm_.pool().base() + (ref - 1);  // the writer's pool buffer
-    if (ref - 1 + bytes > comm_.pool().bytes()) {
-      status_ = Status::error(cxlcclInternalError, comm_.describeRank(c.writer), " published a chunk at pool offset ",
-                              ref - 1, " beyond the pool's ", comm_.pool().bytes(), " bytes");
+    std::byte* in = nullptr;  // the writer's pool buffer
+    if (Status where = inPool(ref, 0, bytes, &in); !where.ok()) {
+      status_ = Status::error(where.code, comm_.describeRank(c.writer), " published a chunk where it cannot be: ", where.message);
       return Step::failed;
     }
     if (view.mode() == Coherence::flush) invalidateLines(in, bytes);
@@ -321,14 +329,7 @@ Operation::Step Operation::stepCombine(Combine& t) {
     Step step = ready(inputs[i].piece, t.done, bytes, &data[i]);
     if (step != Step::moved) return step;
   }
-  std::byte* dst = t.dst + offset;
-  std::byte* acc = dst;
-  for (std::size_t i = 1; i < t.inputCount; ++i) {
-    if (data[i] < dst + bytes && dst < data[i] + bytes) acc = comm_.scratch(bytes).data();
-  }
-  if (acc != data[0]) std::memcpy(acc, data[0], bytes);
-  for (std::size_t i = 1; i < t.inputCount; ++i) reduceInto(acc, data[i], bytes / typeBytes_, type_, redOp_);
-  if (acc != dst) std::memcpy(dst, acc, bytes);
+  reduceInOrder(t.dst + offset, data, t.inputCount, bytes);
   for (std::size_t i = 0; i < t.inputCount; ++i) {
     if (inputs[i].local == nullptr) consumed(inputs[i].piece.channel, inputs[i].piece.firstSeq + t.done);
   }

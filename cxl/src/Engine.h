@@ -69,8 +69,6 @@ class Operation {
   // Copies `bytes` from `src` into another rank's pool buffer, at pool offset ref - 1 + offset,
   // written back to memory when the pool has no coherence.
   Status pushToPool(std::uint64_t ref, std::size_t offset, const void* src, std::size_t bytes);
-  // The pool's bytes [ref - 1 + offset, + bytes), checked to lie inside it (another rank said where).
-  Status inPool(std::uint64_t ref, std::size_t offset, std::size_t bytes, std::byte** out) const;
   // dst = the pool buffers at srcRefs[0] - 1 + offset, srcRefs[1] - 1 + offset, ... combined in
   // that order with the call's operator (setReduction), `bytes` of them, into another rank's pool
   // buffer at dstRef - 1 + offset; without coherence the inputs are invalidated first and the
@@ -146,6 +144,11 @@ class Operation {
   Step stepCombine(Combine& t);
   Step stepCopy(Copy& t);
   bool moveUser(void* dst, const void* src, std::size_t bytes);
+  // The pool's bytes [ref - 1 + offset, + bytes), checked to lie inside it (another rank said where).
+  Status inPool(std::uint64_t ref, std::size_t offset, std::size_t bytes, std::byte** out) const;
+  // dst = in[0] op in[1] op ... op in[inputs - 1], `bytes` of the call's type (setReduction);
+  // right where dst is also one of the inputs.
+  void reduceInOrder(std::byte* dst, const std::byte* const* in, std::size_t inputs, std::size_t bytes);
   Step mismatch(const PieceRef& piece, const char* what);
 
   Comm& comm_;

@@ -3,7 +3,6 @@
 // page, one whole 2 MiB iovec per THP (a range covering part of a THP would split it), neighbours
 // coalesced. Each interval reads the bits of the pages it cleared last time, then picks and
 // clears the next sample, spread over regions in proportion to their variation.
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
