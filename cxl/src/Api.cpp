@@ -116,17 +116,12 @@ Status runStagedReduction(cxlcclComm* comm, Collective kind, const CallArgs& arg
 
 // Before anything moves: with a stream, whether the call's buffers are on the GPU (a stream
 // without a usable GPU is refused here, like a bad argument, and the comm stays usable).
-Status routeCall(cxlcclComm* comm, const std::vector<cudaStream_t>& streams,
-                 std::initializer_list<const void*> buffers, bool* device) {
+Status routeCall(cxlcclComm* comm, cudaStream_t stream, std::initializer_list<const void*> buffers,
+                 bool* device) {
   *device = false;
-  bool anyStream = false;
-  for (cudaStream_t stream : streams) {
-    if (stream == nullptr) continue;
-    CXLCCL_TRY(prepareGpu(comm, stream));
-    anyStream = true;
-  }
-  if (anyStream) CXLCCL_TRY(anyOnDevice(*comm->gpu, buffers, device));
-  return Status::success();
+  if (stream == nullptr) return Status::success();
+  CXLCCL_TRY(prepareGpu(comm, stream));
+  return anyOnDevice(*comm->gpu, buffers, device);
 }
 
 Status runRouted(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaStream_t stream,
@@ -147,7 +142,7 @@ Status runCalls(cxlcclComm* comm, const std::vector<P2pCall>& calls,
   for (std::size_t i = 0; i < calls.size(); ++i) {
     bool here = false;
     const P2pCall& call = calls[i];
-    CXLCCL_TRY(routeCall(comm, {streams[i]}, {call.send ? call.sendBuffer : call.recvBuffer}, &here));
+    CXLCCL_TRY(routeCall(comm, streams[i], {call.send ? call.sendBuffer : call.recvBuffer}, &here));
     device = device || here;
     if (stream == nullptr) stream = streams[i];
   }
@@ -181,7 +176,8 @@ Status checkRank(int rank, int nranks, const char* call, const char* what) {
 }
 
 Status checkCount(std::size_t count, std::size_t blocks, cxlcclDataType_t type, const char* call) {
-  if (count > SIZE_MAX / typeSize(type) / blocks)
+  std::size_t total = 0;
+  if (__builtin_mul_overflow(count, typeSize(type) * blocks, &total))
     return Status::error(cxlcclInvalidArgument, call, ": count ", count, " overflows a size");
   return Status::success();
 }
@@ -192,32 +188,41 @@ Status checkBuffer(const void* buffer, std::size_t count, const char* call, cons
   return Status::success();
 }
 
-cxlcclResult_t collective(cxlcclComm* comm, Collective kind, const CallArgs& args,
-                          cudaStream_t stream) {
+struct Needs {
+  bool send = true, recv = true;
+};
+
+// A collective's arguments, checked before anything moves; which buffers this rank uses.
+Status checkCollective(const cxlcclComm* comm, Collective kind, const CallArgs& args, Needs* needs) {
   const char* name = collectiveName(kind);
-  Status status = usable(comm);
-  if (status.ok()) status = checkType(args.type, name);
-  if (status.ok() && reduces(kind)) status = checkOp(args.op, name);
-  if (!status.ok()) return report(status);
+  CXLCCL_TRY(usable(comm));
+  CXLCCL_TRY(checkType(args.type, name));
+  if (reduces(kind)) CXLCCL_TRY(checkOp(args.op, name));
   int n = comm->comm->nranks();
-  int me = comm->comm->rank();
   bool rooted = kind == Collective::broadcast || kind == Collective::gather ||
                 kind == Collective::scatter || kind == Collective::reduce;
-  if (rooted) status = checkRank(args.root, n, name, "root");
+  if (rooted) CXLCCL_TRY(checkRank(args.root, n, name, "root"));
   bool perRank = kind == Collective::allGather || kind == Collective::gather ||
                  kind == Collective::scatter || kind == Collective::reduceScatter ||
                  kind == Collective::allToAll;
-  if (status.ok()) status = checkCount(args.count, perRank ? static_cast<std::size_t>(n) : 1, args.type, name);
-  bool root = me == args.root;
-  bool needsSend = kind != Collective::broadcast && kind != Collective::scatter ? true : root;
-  bool needsRecv = kind == Collective::gather || kind == Collective::reduce ? root : true;
-  if (status.ok() && needsSend) status = checkBuffer(args.send, args.count, name, "sendbuff");
-  if (status.ok() && needsRecv) status = checkBuffer(args.recv, args.count, name, "recvbuff");
-  if (!status.ok()) return report(status);
+  CXLCCL_TRY(checkCount(args.count, perRank ? static_cast<std::size_t>(n) : 1, args.type, name));
+  bool root = comm->comm->rank() == args.root;
+  needs->send = kind != Collective::broadcast && kind != Collective::scatter ? true : root;
+  needs->recv = kind == Collective::gather || kind == Collective::reduce ? root : true;
+  if (needs->send) CXLCCL_TRY(checkBuffer(args.send, args.count, name, "sendbuff"));
+  if (needs->recv) CXLCCL_TRY(checkBuffer(args.recv, args.count, name, "recvbuff"));
+  return Status::success();
+}
+
+cxlcclResult_t collective(cxlcclComm* comm, Collective kind, const CallArgs& args,
+                          cudaStream_t stream) {
+  Needs needs;
   bool device = false;
-  status = routeCall(comm, {stream}, {needsSend ? args.send : nullptr, needsRecv ? args.recv : nullptr}, &device);
-  if (!status.ok()) return report(status);
-  status = runRouted(comm, kind, args, stream, device, needsRecv);
+  if (Status status = checkCollective(comm, kind, args, &needs); !status.ok()) return report(status);
+  if (Status status = routeCall(comm, stream, {needs.send ? args.send : nullptr, needs.recv ? args.recv : nullptr}, &device);
+      !status.ok())
+    return report(status);
+  Status status = runRouted(comm, kind, args, stream, device, needs.recv);
   if (!status.ok()) comm->comm->fail(status);
   return report(status);
 }

@@ -76,6 +76,9 @@ Status gatherPushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
   return Status::success();
 }
 
+// AllReduce up to this size runs in one phase (every rank reduces every vector).
+constexpr std::size_t kOnePhaseAllReduceBytes = 16 << 10;
+
 // Vectors from this size on are reduced in the pool when every buffer involved lies there.
 constexpr std::size_t kPushReduceBytes = 256 << 10;
 
@@ -209,35 +212,51 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
       break;
     }
     case Collective::reduce: {
-      std::vector<Operation::Input> inputs(static_cast<std::size_t>(n));
+      Operation::Input inputs[kMaxRanks] = {};
       for (int w = 0; w < n; ++w) {
         if (w == a.root) continue;
-        inputs[static_cast<std::size_t>(w)].piece = op.piece(ring(w), bytes, toRoot, a.send, nullptr);
+        inputs[w].piece = op.piece(ring(w), bytes, toRoot, a.send, nullptr);
       }
       if (me == a.root) {
-        inputs[static_cast<std::size_t>(me)].local = static_cast<const std::byte*>(a.send);
-        op.combine(a.recv, bytes, inputs);
+        inputs[me].local = static_cast<const std::byte*>(a.send);
+        op.combine(a.recv, bytes, inputs, static_cast<std::size_t>(n));
       }
       break;
     }
-    case Collective::reduceScatter:
-    case Collective::allReduce: {
+    case Collective::allReduce:
+      if (bytes <= kOnePhaseAllReduceBytes) {
+        // Small: every rank publishes its whole vector and reduces all of them itself -- one
+        // wait on the peers instead of two. The combine starts only once the vector is
+        // published, so in place is safe -- as long as it is copied out, not read where it lies.
+        Operation::Input inputs[kMaxRanks] = {};
+        op.publishInPlace(false);
+        for (int w = 0; w < n; ++w) {
+          Operation::PieceRef ref = op.piece(ring(w), bytes, everyoneBut(n, w), a.send, nullptr);
+          if (w != me) inputs[w].piece = ref;
+        }
+        op.publishInPlace(true);
+        inputs[me].local = static_cast<const std::byte*>(a.send);
+        op.combine(a.recv, bytes, inputs, static_cast<std::size_t>(n));
+        break;
+      }
+      [[fallthrough]];
+    case Collective::reduceScatter: {
       // Reduce-scatter: rank p reduces block p of everyone's vector; AllReduce then gathers the
       // reduced blocks, each chunk published as soon as it is reduced.
       bool all = kind == Collective::allReduce;
       Blocks blocks{all ? a.count : a.count * static_cast<std::size_t>(n), static_cast<std::size_t>(n), typeBytes};
-      std::vector<Operation::Input> inputs(static_cast<std::size_t>(n));
+      Operation::Input inputs[kMaxRanks] = {};
       for (int w = 0; w < n; ++w) {
         for (int p = 0; p < n; ++p) {
           if (p == w) continue;
           Operation::PieceRef ref = op.piece(ring(w), blocks.bytes(p), 1ull << p,
                                              bytesAt(a.send, blocks.offset(p)), nullptr);
-          if (p == me) inputs[static_cast<std::size_t>(w)].piece = ref;
+          if (p == me) inputs[w].piece = ref;
         }
       }
-      inputs[static_cast<std::size_t>(me)].local = bytesAt(a.send, blocks.offset(me));
+      inputs[me].local = bytesAt(a.send, blocks.offset(me));
       void* mine = all ? bytesAt(a.recv, blocks.offset(me)) : a.recv;
-      int combined = op.combine(mine, blocks.bytes(me), inputs);
+      int combined = op.combine(mine, blocks.bytes(me), inputs, static_cast<std::size_t>(n));
       if (all) {
         for (int w = 0; w < n; ++w) {
           if (w == me) {

@@ -118,7 +118,7 @@ Status Comm::attach(const UniqueIdData& id) {
 
   int channels = nranks_ + nranks_ * nranks_;
   planned_.assign(static_cast<std::size_t>(channels), 0);
-  doorbellSeen_.assign(static_cast<std::size_t>(channels), 0);
+  publishedSeen_.assign(static_cast<std::size_t>(channels), 0);
   messages_.assign(static_cast<std::size_t>(channels), 0);
   writers_.resize(static_cast<std::size_t>(1 + nranks_));
   for (std::size_t i = 0; i < writers_.size(); ++i) {
@@ -285,6 +285,10 @@ std::size_t Comm::slot(Channel c, int s) const {
   return c.reader < 0 ? layout_.slot(c.writer, s) : layout_.p2pSlot(c.writer, c.reader, s);
 }
 int Comm::slots(Channel c) const { return c.reader < 0 ? options_.layout.chunks : kP2pChunks; }
+int Comm::slotOf(Channel c, std::uint64_t seq) const {
+  auto n = static_cast<std::uint64_t>(slots(c));
+  return static_cast<int>((n & (n - 1)) == 0 ? (seq - 1) & (n - 1) : (seq - 1) % n);  // (a mask is cheaper)
+}
 std::size_t Comm::slotBytes(Channel c) const {
   return c.reader < 0 ? options_.layout.chunkBytes : layout_.p2pChunkBytes();
 }
@@ -308,8 +312,8 @@ bool Comm::acked(Channel c, std::uint64_t seq, std::uint64_t readers, std::uint6
 }
 
 std::uint64_t& Comm::planned(Channel c) { return planned_[static_cast<std::size_t>(channelIndex(c))]; }
-std::uint64_t& Comm::doorbellSeen(Channel c) {
-  return doorbellSeen_[static_cast<std::size_t>(channelIndex(c))];
+std::uint64_t& Comm::publishedSeen(Channel c) {
+  return publishedSeen_[static_cast<std::size_t>(channelIndex(c))];
 }
 
 std::vector<std::byte>& Comm::scratch(std::size_t bytes) {
@@ -328,7 +332,7 @@ Status Comm::destroy() {
       WriterRing& ring = writers_[i];
       for (;;) {
         std::uint64_t waitingOn = 0;
-        bool done = acked(c, ring.inlineSeq, ring.inlineReaders, &waitingOn);
+        bool done = true;
         for (std::size_t s = 0; s < ring.slotSeq.size() && done; ++s)
           done = acked(c, ring.slotSeq[s], ring.slotReaders[s], &waitingOn);
         if (done) break;

@@ -46,8 +46,7 @@ struct WriterRing {
   std::uint64_t published = 0;
   std::vector<std::uint64_t> slotSeq;      // per slot: the sequence it holds (0: none)
   std::vector<std::uint64_t> slotReaders;  // per slot: who must read it before it is reused
-  std::uint64_t inlineSeq = 0;             // the doorbell's inline message, until acknowledged
-  std::uint64_t inlineReaders = 0;
+  std::uint64_t lastTag = 0;               // the doorbell's tag, as last written
   std::vector<std::uint64_t> ackSeen;      // per reader: the last acknowledgement seen
 };
 
@@ -88,6 +87,7 @@ class Comm {
   std::size_t slotHeader(Channel c, int slot) const;
   std::size_t slot(Channel c, int slot) const;
   int slots(Channel c) const;
+  int slotOf(Channel c, std::uint64_t seq) const;  // the slot that carries sequence seq (from 1)
   std::size_t slotBytes(Channel c) const;
 
   // Ring state, shared by the calls of this communicator.
@@ -96,7 +96,7 @@ class Comm {
   // first that did not is added to `waitingOn`.
   bool acked(Channel c, std::uint64_t seq, std::uint64_t readers, std::uint64_t* waitingOn);
   std::uint64_t& planned(Channel c);       // the last sequence planned on the ring
-  std::uint64_t& doorbellSeen(Channel c);  // the last doorbell value read on the ring
+  std::uint64_t& publishedSeen(Channel c);  // the last sequence seen published on the ring
   std::uint64_t nextOp() { return ++opIndex_; }
   // Point to point: the index of the next message on the ring (sender and receiver agree).
   std::uint64_t nextMessage(Channel c) { return ++messages_[static_cast<std::size_t>(channelIndex(c))]; }
@@ -131,7 +131,7 @@ class Comm {
 
   std::vector<WriterRing> writers_;  // my collective ring, then my p2p ring for each peer
   std::vector<std::uint64_t> planned_;
-  std::vector<std::uint64_t> doorbellSeen_;
+  std::vector<std::uint64_t> publishedSeen_;
   std::vector<std::uint64_t> messages_;
   std::uint64_t opIndex_ = 0;
   std::vector<std::byte> scratch_;

@@ -3,8 +3,8 @@
 // pieces it publishes in order, each cut into chunks of its ring's slot size that take the
 // ring's next sequence numbers; so every rank knows which sequence of which ring carries what,
 // with nothing exchanged. Running makes progress on all of this rank's pieces at once (publish a
-// chunk when its slot was read by all its readers, copy or reduce a chunk out when its doorbell
-// says it is there), so rings never deadlock and publishing overlaps reading.
+// chunk when its slot was read by all its readers, copy or reduce a chunk out when its slot
+// header says it is there), so rings never deadlock and publishing overlaps reading.
 
 #include <cstddef>
 #include <cstdint>
@@ -49,7 +49,7 @@ class Operation {
     const std::byte* local = nullptr;
     PieceRef piece;
   };
-  int combine(void* dst, std::size_t bytes, const std::vector<Input>& inputs);
+  int combine(void* dst, std::size_t bytes, const Input* inputs, std::size_t count);
   // A copy inside this rank, done while waiting for peers.
   void copy(void* dst, const void* src, std::size_t bytes);
   // Copies that read or write the caller's buffers go through `gpu` on `stream` (device
@@ -143,6 +143,9 @@ class Operation {
   Step stepFetch(Fetch& t);
   Step stepCombine(Combine& t);
   Step stepCopy(Copy& t);
+  // Whether this rank still publishes from [p, p + bytes): a combine must not write it yet. (A
+  // piece published where it lies, read by peers later, must not lie where a combine writes.)
+  bool publishingFrom(const std::byte* p, std::size_t bytes) const;
   bool moveUser(void* dst, const void* src, std::size_t bytes);
   // The pool's bytes [ref - 1 + offset, + bytes), checked to lie inside it (another rank said where).
   Status inPool(std::uint64_t ref, std::size_t offset, std::size_t bytes, std::byte** out) const;
@@ -165,6 +168,7 @@ class Operation {
   std::vector<Cursor> cursors_;
   std::vector<int> touched_;
   std::uint64_t waitMask_ = 0;
+  std::uint64_t blockedPolls_ = 0;  // chunks found not yet published
   Status status_;
   const GpuContext* gpu_ = nullptr;
   bool inPlaceAllowed_ = true;

@@ -3,11 +3,14 @@
 // (`lineBytes`, a multiple of 64) written by exactly one rank:
 //   header                      rank 0, once, at creation
 //   rank line r                 rank r: state, heartbeat, pid, host
-//   doorbell w                  rank w: last published sequence of its ring, with the op, an
-//                               argument hash and, for small messages, the data inline
+//   doorbell w                  rank w: the tag of the last call its ring published (a reader
+//                               waiting on a chunk that call never publishes learns that the
+//                               ranks disagree)
 //   ack (r, w)                  rank r: last sequence of w's ring it has finished reading
 //   p2p doorbell / ack (w, r)   the same for the ring rank w keeps for rank r alone
-//   slot headers                the writer: what each slot of its rings holds
+//   slot headers                the writer: what each slot of its rings holds -- its sequence
+//                               (written last: the chunk's doorbell, which readers poll), tag,
+//                               size and, for small chunks, the data inline
 // then, 4 KiB-aligned, each rank's ring of `chunks` slots of `chunkBytes`, and its per-peer p2p
 // rings of kP2pChunks slots of chunkBytes / 4.
 
@@ -16,7 +19,7 @@
 
 namespace cxlccl {
 
-inline constexpr std::uint64_t kCommMagic = 0x314d4d4f434c4343ull;  // "CCLCOMM1"
+inline constexpr std::uint64_t kCommMagic = 0x324d4d4f434c4343ull;  // "CCLCOMM2": slot headers are doorbells
 inline constexpr int kMaxRanks = 64;
 inline constexpr int kP2pChunks = 2;
 
@@ -27,10 +30,10 @@ inline constexpr std::size_t magic = 0, nonceHigh = 8, nranks = 16, lineBytes = 
                              chunkBytes = 32, chunks = 40, nonceLow = 48;
 // rank line
 inline constexpr std::size_t state = 0, heartbeat = 8, pid = 16, host = 24, kHostBytes = 40;
-// doorbell and slot header; the tag is (op << 32 | the low 32 bits of the argument hash), one
-// word so that a reader never pairs one call's op with another's hash; a slot header's ref is
-// 1 + the pool offset of the chunk's data when it stays in the writer's pool buffer (0: in the
-// slot)
+// slot header (and the doorbell's tag); the tag is (op << 32 | the low 32 bits of the argument
+// hash), one word so that a reader never pairs one call's op with another's hash; a slot
+// header's ref is 1 + the pool offset of the chunk's data when it stays in the writer's pool
+// buffer (0: in the slot)
 inline constexpr std::size_t seq = 0, tag = 8, bytes = 16, ref = 24, payload = 32;
 }  // namespace field
 

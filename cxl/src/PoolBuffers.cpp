@@ -2,6 +2,7 @@
 
 #include <sys/random.h>
 
+#include <atomic>
 #include <cerrno>
 #include <map>
 #include <memory>
@@ -17,6 +18,7 @@ struct Buffers {
   std::mutex mutex;
   std::shared_ptr<Pool> pool;                   // opened by the first allocation, while any is left
   std::map<std::uintptr_t, RegionInfo> byStart;  // the buffers, by address
+  std::atomic<std::size_t> count{0};             // byStart's size, read without the lock
 };
 
 Buffers& buffers() {
@@ -43,6 +45,7 @@ Status poolBufferAlloc(std::size_t bytes, void** out) {
   CXLCCL_TRY(b.pool->allocate({words[0], words[1] | 1}, bytes, 0, &region));
   std::byte* start = b.pool->base() + region.offset;
   b.byStart[reinterpret_cast<std::uintptr_t>(start)] = region;
+  b.count.store(b.byStart.size(), std::memory_order_release);
   *out = start;
   return Status::success();
 }
@@ -55,12 +58,14 @@ Status poolBufferFree(void* p) {
     return Status::error(cxlcclInvalidArgument, "MemFree: ", p, " is not a buffer from cxlcclMemAlloc");
   Status status = b.pool->release(it->second);
   b.byStart.erase(it);
+  b.count.store(b.byStart.size(), std::memory_order_release);
   if (b.byStart.empty()) b.pool.reset();  // the next buffer comes from the CXLCCL_POOL of then
   return status;
 }
 
 bool poolAddressOf(const void* p, std::size_t n, PoolAddress* out) {
   Buffers& b = buffers();
+  if (b.count.load(std::memory_order_acquire) == 0) return false;  // the usual case: no lock taken
   std::lock_guard<std::mutex> lock(b.mutex);
   auto at = reinterpret_cast<std::uintptr_t>(p);
   auto it = b.byStart.upper_bound(at);

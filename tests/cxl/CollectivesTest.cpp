@@ -101,7 +101,7 @@ void checkAllRanks(int n, const std::vector<std::size_t>& counts, int coherence,
 
 }  // namespace
 
-// Sizes: 1 element, inline in the doorbell (<= 96 bytes), odd counts, several chunks (256 KiB
+// Sizes: 1 element, inline in a slot header (<= 96 bytes), odd counts, several chunks (256 KiB
 // chunks in 8 slots: 300001 elements of 8 bytes wrap the ring). The largest size runs for one
 // type per element size: the types differ only in their arithmetic, covered by the others.
 const std::vector<std::size_t> kCounts{1, 7, 1001, 65537};
@@ -159,4 +159,36 @@ TEST_CASE("every collective on buffers in the pool", "[cxl]") {
   INFO(n << " ranks");
   checkAllRanks(n, {1, 7, 1001, 65536, 65537, 300001}, cxlcclCoherencePool, kLargeTypes, false, 1, true);
   checkAllRanks(n, {4099, 131072, 300001}, cxlcclCoherenceFlush, {cxlcclFloat32}, false, 1, true);
+}
+
+// A small AllReduce runs in one phase: each rank publishes its whole vector and reduces every
+// rank's into its receive buffer. In place, that must wait until its own vector is published --
+// which a large Broadcast just before delays: the root returns once the last chunks are in its
+// ring, and the ring's slots free up only as the peer reads them, while the peer's vector for
+// the AllReduce may already be there.
+TEST_CASE("a small AllReduce in place right after a large Broadcast", "[cxl]") {
+  TempPool pool;
+  cxlcclUniqueId id;
+  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
+  constexpr std::size_t kBroadcast = 1 << 20, kSmall = 200;  // floats: 4 MiB, 800 bytes
+  constexpr int kRounds = 300, kRanks = 4;  // more ranks than this machine's cores: preempted anywhere
+  std::vector<int> codes = runRanks(kRanks, [&](int rank) {
+    cxlcclComm_t comm = nullptr;
+    if (cxlcclCommInitRank(&comm, kRanks, id, rank) != cxlcclSuccess) return 1;
+    std::vector<float> big(kBroadcast, static_cast<float>(rank)), small(kSmall);
+    int wrong = 0;
+    for (int round = 0; round < kRounds && wrong == 0; ++round) {
+      if (cxlcclBroadcast(big.data(), big.data(), kBroadcast, cxlcclFloat, 0, comm, nullptr) != cxlcclSuccess) return 1;
+      for (std::size_t i = 0; i < kSmall; ++i) small[i] = static_cast<float>((rank + 1) * (round + static_cast<int>(i)));
+      if (cxlcclAllReduce(small.data(), small.data(), kSmall, cxlcclFloat, cxlcclSum, comm, nullptr) != cxlcclSuccess) return 1;
+      for (std::size_t i = 0; i < kSmall; ++i) wrong += small[i] != static_cast<float>(10 * (round + static_cast<int>(i)));
+      wrong += big[kBroadcast - 1] != 0.0f;
+    }
+    if (wrong != 0) std::fprintf(stderr, "rank %d: %d wrong elements\n", rank, wrong);
+    return cxlcclCommDestroy(comm) == cxlcclSuccess && wrong == 0 ? 0 : 1;
+  });
+  for (int rank = 0; rank < kRanks; ++rank) {
+    INFO("rank " << rank);
+    CHECK(codes[static_cast<std::size_t>(rank)] == 0);
+  }
 }
