@@ -122,9 +122,12 @@ Status Comm::attach(const UniqueIdData& id) {
   messages_.assign(static_cast<std::size_t>(channels), 0);
   writers_.resize(static_cast<std::size_t>(1 + nranks_));
   for (std::size_t i = 0; i < writers_.size(); ++i) {
-    int slotCount = i == 0 ? options_.layout.chunks : kP2pChunks;
-    writers_[i].slotSeq.assign(static_cast<std::size_t>(slotCount), 0);
-    writers_[i].slotReaders.assign(static_cast<std::size_t>(slotCount), 0);
+    auto slotCount = static_cast<std::size_t>(i == 0 ? options_.layout.chunks : kP2pChunks);
+    auto headerCount = static_cast<std::size_t>(i == 0 ? layout_.ringHeaders() : kP2pHeaders);
+    writers_[i].slotSeq.assign(slotCount, 0);
+    writers_[i].slotReaders.assign(slotCount, 0);
+    writers_[i].headerSeq.assign(headerCount, 0);
+    writers_[i].headerReaders.assign(headerCount, 0);
     writers_[i].ackSeen.assign(static_cast<std::size_t>(nranks_), 0);
   }
   peers_.assign(static_cast<std::size_t>(nranks_), PeerWatch{});
@@ -285,9 +288,14 @@ std::size_t Comm::slot(Channel c, int s) const {
   return c.reader < 0 ? layout_.slot(c.writer, s) : layout_.p2pSlot(c.writer, c.reader, s);
 }
 int Comm::slots(Channel c) const { return c.reader < 0 ? options_.layout.chunks : kP2pChunks; }
-int Comm::slotOf(Channel c, std::uint64_t seq) const {
-  auto n = static_cast<std::uint64_t>(slots(c));
+namespace {
+int indexOf(std::uint64_t seq, std::uint64_t n) {
   return static_cast<int>((n & (n - 1)) == 0 ? (seq - 1) & (n - 1) : (seq - 1) % n);  // (a mask is cheaper)
+}
+}  // namespace
+int Comm::slotOf(Channel c, std::uint64_t seq) const { return indexOf(seq, static_cast<std::uint64_t>(slots(c))); }
+int Comm::headerOf(Channel c, std::uint64_t seq) const {
+  return indexOf(seq, static_cast<std::uint64_t>(c.reader < 0 ? layout_.ringHeaders() : kP2pHeaders));
 }
 std::size_t Comm::slotBytes(Channel c) const {
   return c.reader < 0 ? options_.layout.chunkBytes : layout_.p2pChunkBytes();
@@ -332,9 +340,10 @@ Status Comm::destroy() {
       WriterRing& ring = writers_[i];
       for (;;) {
         std::uint64_t waitingOn = 0;
+        // (Every chunk has a header: a header is reused only once its last chunk was read.)
         bool done = true;
-        for (std::size_t s = 0; s < ring.slotSeq.size() && done; ++s)
-          done = acked(c, ring.slotSeq[s], ring.slotReaders[s], &waitingOn);
+        for (std::size_t h = 0; h < ring.headerSeq.size() && done; ++h)
+          done = acked(c, ring.headerSeq[h], ring.headerReaders[h], &waitingOn);
         if (done) break;
         status = waiter.idle(waitingOn);
         if (!status.ok()) break;

@@ -44,8 +44,10 @@ struct Channel {
 // Bookkeeping of a ring this rank writes.
 struct WriterRing {
   std::uint64_t published = 0;
-  std::vector<std::uint64_t> slotSeq;      // per slot: the sequence it holds (0: none)
-  std::vector<std::uint64_t> slotReaders;  // per slot: who must read it before it is reused
+  std::vector<std::uint64_t> slotSeq;      // per data slot: the sequence it holds (0: none)
+  std::vector<std::uint64_t> slotReaders;  // per data slot: who must read it before it is reused
+  std::vector<std::uint64_t> headerSeq;    // the same per slot header
+  std::vector<std::uint64_t> headerReaders;
   std::uint64_t lastTag = 0;               // the doorbell's tag, as last written
   std::vector<std::uint64_t> ackSeen;      // per reader: the last acknowledgement seen
 };
@@ -87,7 +89,8 @@ class Comm {
   std::size_t slotHeader(Channel c, int slot) const;
   std::size_t slot(Channel c, int slot) const;
   int slots(Channel c) const;
-  int slotOf(Channel c, std::uint64_t seq) const;  // the slot that carries sequence seq (from 1)
+  int slotOf(Channel c, std::uint64_t seq) const;  // the data slot of sequence seq (from 1)
+  int headerOf(Channel c, std::uint64_t seq) const;  // its slot header
   std::size_t slotBytes(Channel c) const;
 
   // Ring state, shared by the calls of this communicator.

@@ -202,8 +202,7 @@ Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::si
     return Step::blocked;  // an earlier piece of this ring is still being read
   const RegionView& view = comm_.view();
   const std::uint64_t tag = tagOf(piece.op, piece.hash);
-  int slot = comm_.slotOf(c, seq);
-  std::size_t header = comm_.slotHeader(c, slot);
+  std::size_t header = comm_.slotHeader(c, comm_.headerOf(c, seq));
   std::uint64_t& seen = comm_.publishedSeen(c);
   if (seen < seq) {
     // The slot header's sequence is the chunk's doorbell: it cannot run past `seq` before this
@@ -240,7 +239,7 @@ Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::si
     *data = in;
     return Step::moved;
   }
-  std::size_t dataAt = comm_.slot(c, slot);
+  std::size_t dataAt = comm_.slot(c, comm_.slotOf(c, seq));
   view.refresh(dataAt, bytes);
   *data = view.at(dataAt);
   return Step::moved;
@@ -262,12 +261,16 @@ Operation::Step Operation::stepPublish(Publish& t) {
   std::uint64_t seq = t.firstSeq + t.done;
   WriterRing& ring = comm_.writerRing(t.c);
   if (seq != ring.published + 1) return Step::blocked;  // a ring is written strictly in order
-  // The slot's last occupant must have been read by all.
+  // The header's last chunk, and for data in the ring the data slot's, must have been read by all.
+  auto h = static_cast<std::size_t>(comm_.headerOf(t.c, seq));
   auto slot = static_cast<std::size_t>(comm_.slotOf(t.c, seq));
-  if (!comm_.acked(t.c, ring.slotSeq[slot], ring.slotReaders[slot], &waitMask_)) return Step::blocked;
-  const RegionView& view = comm_.view();
-  std::size_t header = comm_.slotHeader(t.c, static_cast<int>(slot));
   bool inlined = bytes <= comm_.layout().inlineBytes();
+  bool inRing = !inlined && t.ref == 0;
+  if (!comm_.acked(t.c, ring.headerSeq[h], ring.headerReaders[h], &waitMask_) ||
+      (inRing && !comm_.acked(t.c, ring.slotSeq[slot], ring.slotReaders[slot], &waitMask_)))
+    return Step::blocked;
+  const RegionView& view = comm_.view();
+  std::size_t header = comm_.slotHeader(t.c, static_cast<int>(h));
   std::uint64_t ref = 0;
   if (inlined) {
     if (!moveUser(view.at(header + field::payload), t.src + offset, bytes)) return Step::failed;
@@ -295,8 +298,12 @@ Operation::Step Operation::stepPublish(Publish& t) {
     ring.lastTag = tagOf(t.op, t.hash);
     view.store(comm_.doorbell(t.c) + field::tag, ring.lastTag);
   }
-  ring.slotSeq[slot] = seq;
-  ring.slotReaders[slot] = t.readers;
+  ring.headerSeq[h] = seq;
+  ring.headerReaders[h] = t.readers;
+  if (inRing) {
+    ring.slotSeq[slot] = seq;
+    ring.slotReaders[slot] = t.readers;
+  }
   ring.published = seq;
   ++t.done;
   return Step::moved;

@@ -8,8 +8,8 @@ static std::size_t alignUp(std::size_t value, std::size_t align) {
 
 Layout::Layout(const LayoutParams& params) : params_(params) {
   std::size_t n = static_cast<std::size_t>(params.nranks);
-  std::size_t lines = 1 + 2 * n + 3 * n * n + n * static_cast<std::size_t>(params.chunks) +
-                      n * n * kP2pChunks;
+  std::size_t lines = 1 + 2 * n + 3 * n * n + n * static_cast<std::size_t>(ringHeaders()) +
+                      n * n * kP2pHeaders;
   dataOffset_ = alignUp(lines * params.lineBytes, 4096);
   p2pOffset_ = dataOffset_ + n * static_cast<std::size_t>(params.chunks) * params.chunkBytes;
   bytes_ = alignUp(p2pOffset_ + n * n * kP2pChunks * p2pChunkBytes(), 4096);

@@ -8,9 +8,11 @@
 //                               ranks disagree)
 //   ack (r, w)                  rank r: last sequence of w's ring it has finished reading
 //   p2p doorbell / ack (w, r)   the same for the ring rank w keeps for rank r alone
-//   slot headers                the writer: what each slot of its rings holds -- its sequence
-//                               (written last: the chunk's doorbell, which readers poll), tag,
-//                               size and, for small chunks, the data inline
+//   slot headers                the writer: one per chunk in flight on each of its rings -- the
+//                               chunk's sequence (written last: its doorbell, which readers
+//                               poll), tag, size and, for a small chunk, the data inline. A ring
+//                               has more headers than data slots (ringHeaders(): at least 64;
+//                               kP2pHeaders), so it holds more small messages than large ones.
 // then, 4 KiB-aligned, each rank's ring of `chunks` slots of `chunkBytes`, and its per-peer p2p
 // rings of kP2pChunks slots of chunkBytes / 4.
 
@@ -19,9 +21,11 @@
 
 namespace cxlccl {
 
-inline constexpr std::uint64_t kCommMagic = 0x324d4d4f434c4343ull;  // "CCLCOMM2": slot headers are doorbells
+inline constexpr std::uint64_t kCommMagic = 0x334d4d4f434c4343ull;  // "CCLCOMM3": slot headers are doorbells, 64 a ring
 inline constexpr int kMaxRanks = 64;
 inline constexpr int kP2pChunks = 2;
+inline constexpr int kP2pHeaders = 16;
+inline constexpr int kMinRingHeaders = 64;
 
 // Field offsets inside lines.
 namespace field {
@@ -55,6 +59,7 @@ class Layout {
   std::size_t bytes() const { return bytes_; }
   std::size_t controlBytes() const { return dataOffset_; }
   std::size_t inlineBytes() const { return params_.lineBytes - field::payload; }
+  int ringHeaders() const { return params_.chunks > kMinRingHeaders ? params_.chunks : kMinRingHeaders; }
 
   std::size_t header() const { return 0; }
   std::size_t rankLine(int r) const { return line(1 + r); }
@@ -62,12 +67,12 @@ class Layout {
   std::size_t ack(int reader, int writer) const { return line(1 + 2 * n() + reader * n() + writer); }
   std::size_t p2pDoorbell(int w, int r) const { return line(1 + 2 * n() + n() * n() + w * n() + r); }
   std::size_t p2pAck(int w, int r) const { return line(1 + 2 * n() + 2 * n() * n() + w * n() + r); }
-  std::size_t slotHeader(int w, int slot) const {
-    return line(1 + 2 * n() + 3 * n() * n() + w * params_.chunks + slot);
+  std::size_t slotHeader(int w, int header) const {
+    return line(1 + 2 * n() + 3 * n() * n() + w * ringHeaders() + header);
   }
-  std::size_t p2pSlotHeader(int w, int r, int slot) const {
-    return line(1 + 2 * n() + 3 * n() * n() + n() * params_.chunks + (w * n() + r) * kP2pChunks +
-                slot);
+  std::size_t p2pSlotHeader(int w, int r, int header) const {
+    return line(1 + 2 * n() + 3 * n() * n() + n() * ringHeaders() + (w * n() + r) * kP2pHeaders +
+                header);
   }
   std::size_t slot(int w, int slot) const {
     return dataOffset_ + (static_cast<std::size_t>(w) * params_.chunks + slot) * params_.chunkBytes;

@@ -67,12 +67,12 @@ TEST_CASE("every flag of the layout has a line of its own", "[cxl]") {
     for (int a = 0; a < n; ++a) {
       add(layout.rankLine(a));
       add(layout.doorbell(a));
-      for (int s = 0; s < 4; ++s) add(layout.slotHeader(a, s));
+      for (int h = 0; h < layout.ringHeaders(); ++h) add(layout.slotHeader(a, h));
       for (int b = 0; b < n; ++b) {
         add(layout.ack(a, b));
         add(layout.p2pDoorbell(a, b));
         add(layout.p2pAck(a, b));
-        for (int s = 0; s < kP2pChunks; ++s) add(layout.p2pSlotHeader(a, b, s));
+        for (int h = 0; h < kP2pHeaders; ++h) add(layout.p2pSlotHeader(a, b, h));
       }
     }
     CHECK(lines.size() == count);
