@@ -75,11 +75,30 @@ cfg=""
 [ -f /etc/mtm/bench.yaml ] && cfg="-c /etc/mtm/bench.yaml"
 echo "# mtm (mtmctl run, ${cfg:-embedded default config})"
 run_arm mtm mtmctl $cfg run --embedded -q -- $workload
+# Settings of the kernel arm from tools/bench-placement --kernel-knobs: "path value" lines.
+knobs=/etc/mtm/kernel-knobs.txt
+set_knobs() {  # save: write each knob, keeping its old value in /tmp/knobs.old; restore: put those back
+  if [ "$1" = save ]; then
+    : > /tmp/knobs.old
+    [ -f $knobs ] || return 0
+    grep -v '^#' $knobs | while read -r path value; do
+      [ -n "$path" ] || continue
+      [ -w "$path" ] || { echo "kernel knob $path: not writable in this guest"; exit 1; }
+      echo "$path $(cat "$path")" >> /tmp/knobs.old
+      echo "$value" > "$path"
+      echo "# kernel knob $path = $value"
+    done
+  else
+    while read -r path value; do echo "$value" > "$path"; done < /tmp/knobs.old
+  fi
+}
 echo "# kernel tiering (numa_balancing=2, demotion_enabled=1)"
+set_knobs save || exit 1
 echo 2 > /proc/sys/kernel/numa_balancing
 echo 1 > /sys/kernel/mm/numa/demotion_enabled
 run_arm kernel $workload
 echo 0 > /proc/sys/kernel/numa_balancing
 echo 0 > /sys/kernel/mm/numa/demotion_enabled
+set_knobs restore
 echo "# DAMON-based tiering (DAMOS migrate_hot -> node 0, migrate_cold -> node 1)"
 run_arm damos $workload
