@@ -19,6 +19,12 @@ std::uint64_t nowMillis(Clock::time_point t) {
       std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count());
 }
 
+// Which of n slots (or headers) sequence `seq` (from 1) takes; a mask where n is a power of two,
+// as it usually is: a division is dear on the path of every small call.
+int indexOf(std::uint64_t seq, std::uint64_t n) {
+  return static_cast<int>((n & (n - 1)) == 0 ? (seq - 1) & (n - 1) : (seq - 1) % n);
+}
+
 }  // namespace
 
 Status Comm::init(int nranks, int rank, const UniqueIdData& id, const Options& options,
@@ -288,11 +294,6 @@ std::size_t Comm::slot(Channel c, int s) const {
   return c.reader < 0 ? layout_.slot(c.writer, s) : layout_.p2pSlot(c.writer, c.reader, s);
 }
 int Comm::slots(Channel c) const { return c.reader < 0 ? options_.layout.chunks : kP2pChunks; }
-namespace {
-int indexOf(std::uint64_t seq, std::uint64_t n) {
-  return static_cast<int>((n & (n - 1)) == 0 ? (seq - 1) & (n - 1) : (seq - 1) % n);  // (a mask is cheaper)
-}
-}  // namespace
 int Comm::slotOf(Channel c, std::uint64_t seq) const { return indexOf(seq, static_cast<std::uint64_t>(slots(c))); }
 int Comm::headerOf(Channel c, std::uint64_t seq) const {
   return indexOf(seq, static_cast<std::uint64_t>(c.reader < 0 ? layout_.ringHeaders() : kP2pHeaders));
