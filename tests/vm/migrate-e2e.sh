@@ -5,20 +5,12 @@
 # hugetlb pages must have moved whole, and the achieved rate must not exceed the budget; at the
 # end the writer checks every byte.
 set -u
-fail() { echo "FAIL: $*"; exit 1; }
-field() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" "$2"; }
+. /bin/writer-lib.sh
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 
 # hugetlb pages for the writer on node 0, and room for them to move to on the others.
 for n in 0 1 2 3; do echo 8 > /sys/devices/system/node/node$n/hugepages/hugepages-2048kB/nr_hugepages; done
-mtm-test-writer --size 256M --thp-fraction 0.5 --hugetlb 16M --ready /tmp/ready > /tmp/writer.log 2>&1 &
-writer=$!
-i=0
-while [ ! -s /tmp/ready ]; do
-  i=$((i + 1)); [ $i -gt 600 ] && fail "writer not ready"; sleep 0.1
-done
-read -r line < /tmp/ready
-pid=$(echo "$line" | sed 's/pid=\([0-9]*\).*/\1/')
+start_writer --size 256M --thp-fraction 0.5 --hugetlb 16M
 thp=$(echo "$line" | sed 's/.* thp=\([^ ]*\).*/\1/')
 base=$(echo "$line" | sed 's/.* base=\([^ ]*\).*/\1/')
 hugetlb=$(echo "$line" | sed 's/.* hugetlb=\([^ ]*\).*/\1/')
@@ -57,9 +49,5 @@ for node in 2 3 0; do
   [ "$anon" -eq "$anon_before" ] || fail "AnonHugePages changed: $anon_before kB -> $anon kB (a THP was split)"
 done
 
-kill -TERM "$writer"
-wait "$writer"
-rc=$?
-cat /tmp/writer.log
-[ $rc -eq 0 ] || fail "the writer found corrupted data"
+stop_writer
 echo "PASS migrate-e2e"
