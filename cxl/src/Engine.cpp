@@ -123,11 +123,7 @@ Status Operation::pushToPool(std::uint64_t ref, std::size_t offset, const void* 
   std::byte* dst = nullptr;
   CXLCCL_TRY(inPool(ref, offset, bytes, &dst));
   const bool flush = comm_.view().mode() == Coherence::flush;
-  if (gpu_ != nullptr) {
-    CXLCCL_TRY(copyNow(dst, src, bytes));
-  } else {
-    comm_.crew().copy(dst, src, bytes, flush);
-  }
+  if (!moveBulk(dst, src, bytes, flush)) return status_;
   if (flush) writeBackLines(dst, bytes);
   return Status::success();
 }
@@ -183,6 +179,12 @@ Status Operation::copyNow(void* dst, const void* src, std::size_t bytes) {
 bool Operation::moveUser(void* dst, const void* src, std::size_t bytes) {
   status_ = copyNow(dst, src, bytes);
   return status_.ok();
+}
+
+bool Operation::moveBulk(void* dst, const void* src, std::size_t bytes, bool streaming) {
+  if (gpu_ != nullptr) return moveUser(dst, src, bytes);
+  comm_.crew().copy(dst, src, bytes, streaming);
+  return true;
 }
 
 Operation::Step Operation::mismatch(const PieceRef& piece, const char* what) {
@@ -281,22 +283,21 @@ Operation::Step Operation::stepPublish(Publish& t) {
       // coherence); run() waits for their acknowledgements before the caller may reuse it.
       ref = t.ref + offset;
       if (view.mode() == Coherence::flush) writeBackLines(t.src + offset, bytes);
-    } else if (gpu_ != nullptr) {
-      if (!moveUser(view.at(data), t.src + offset, bytes)) return Step::failed;
-    } else {
-      comm_.crew().copy(view.at(data), t.src + offset, bytes, view.mode() == Coherence::flush);
+    } else if (!moveBulk(view.at(data), t.src + offset, bytes, view.mode() == Coherence::flush)) {
+      return Step::failed;
     }
-    if (ref == 0) view.publish(data, bytes);
+    if (inRing) view.publish(data, bytes);
   }
-  view.poke(header + field::tag, tagOf(t.op, t.hash));
+  const std::uint64_t tag = tagOf(t.op, t.hash);
+  view.poke(header + field::tag, tag);
   view.poke(header + field::bytes, bytes);
   view.poke(header + field::ref, ref);
   view.publish(header + field::tag, field::payload - field::tag + (inlined ? bytes : 0));
   view.store(header + field::seq, seq);  // the chunk's doorbell: last, after what it announces
   // The ring's last call, for readers that wait on a chunk this call does not publish.
-  if (ring.lastTag != tagOf(t.op, t.hash)) {
-    ring.lastTag = tagOf(t.op, t.hash);
-    view.store(comm_.doorbell(t.c) + field::tag, ring.lastTag);
+  if (ring.lastTag != tag) {
+    ring.lastTag = tag;
+    view.store(comm_.doorbell(t.c) + field::tag, tag);
   }
   ring.headerSeq[h] = seq;
   ring.headerReaders[h] = t.readers;
@@ -316,11 +317,7 @@ Operation::Step Operation::stepFetch(Fetch& t) {
   Step step = ready(piece, t.done, bytes, &data);
   if (step != Step::moved) return step;
   std::byte* dst = t.dst + static_cast<std::size_t>(t.done) * comm_.slotBytes(t.c);
-  if (gpu_ != nullptr) {
-    if (!moveUser(dst, data, bytes)) return Step::failed;
-  } else {
-    comm_.crew().copy(dst, data, bytes, false);
-  }
+  if (!moveBulk(dst, data, bytes, false)) return Step::failed;
   consumed(t.c, t.firstSeq + t.done);
   ++t.done;
   return Step::moved;
@@ -361,11 +358,7 @@ bool Operation::publishingFrom(const std::byte* p, std::size_t bytes) const {
 Operation::Step Operation::stepCopy(Copy& t) {
   if (t.done == t.bytes) return Step::blocked;
   std::size_t bytes = std::min(kCopyStep, t.bytes - t.done);
-  if (gpu_ != nullptr) {
-    if (!moveUser(t.dst + t.done, t.src + t.done, bytes)) return Step::failed;
-  } else {
-    comm_.crew().copy(t.dst + t.done, t.src + t.done, bytes, false);  // never overlapping
-  }
+  if (!moveBulk(t.dst + t.done, t.src + t.done, bytes, false)) return Step::failed;  // never overlapping
   t.done += bytes;
   return Step::moved;
 }

@@ -146,7 +146,11 @@ class Operation {
   // Whether this rank still publishes from [p, p + bytes): a combine must not write it yet. (A
   // piece published where it lies, read by peers later, must not lie where a combine writes.)
   bool publishingFrom(const std::byte* p, std::size_t bytes) const;
+  // copyNow(), its failure kept in status_ (false).
   bool moveUser(void* dst, const void* src, std::size_t bytes);
+  // A bulk copy into or out of the pool or inside this rank: through the GPU for device buffers
+  // (like moveUser), else shared by the copy crew (`streaming`: non-temporal stores).
+  bool moveBulk(void* dst, const void* src, std::size_t bytes, bool streaming);
   // The pool's bytes [ref - 1 + offset, + bytes), checked to lie inside it (another rank said where).
   Status inPool(std::uint64_t ref, std::size_t offset, std::size_t bytes, std::byte** out) const;
   // dst = in[0] op in[1] op ... op in[inputs - 1], `bytes` of the call's type (setReduction);
