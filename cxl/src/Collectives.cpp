@@ -212,6 +212,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
       break;
     }
     case Collective::reduce: {
+      op.cutFiner();
       Operation::Input inputs[kMaxRanks] = {};
       for (int w = 0; w < n; ++w) {
         if (w == a.root) continue;

@@ -33,6 +33,7 @@ void Operation::begin(std::uint64_t op, std::uint64_t hash) {
     cursors_[static_cast<std::size_t>(index)].head = 0;
   }
   touched_.clear();
+  finerChunks_ = false;
   status_ = Status::success();
 }
 
@@ -42,14 +43,26 @@ void Operation::setReduction(cxlcclDataType_t type, cxlcclRedOp_t redOp) {
   typeBytes_ = typeSize(type);
 }
 
-std::uint64_t Operation::chunksOf(Channel c, std::size_t bytes) const {
+std::size_t Operation::chunkSize(Channel c, std::size_t bytes) const {
   std::size_t slot = comm_.slotBytes(c);
-  return bytes <= slot ? (bytes > 0 ? 1 : 0) : (bytes + slot - 1) / slot;  // (no division for the many small)
+  if (!finerChunks_ || bytes >= kPipelineChunks * slot) return slot;
+  std::size_t part = (bytes / kPipelineChunks + 4095) & ~std::size_t{4095};  // (whole elements of any type)
+  return std::min(slot, std::max(part, kMinChunk));
+}
+
+std::uint64_t Operation::chunksOf(Channel c, std::size_t bytes) const {
+  if (bytes <= kMinChunk) return bytes > 0 ? 1 : 0;  // (no division for the many small)
+  std::size_t size = chunkSize(c, bytes);
+  return (bytes + size - 1) / size;
+}
+
+std::size_t Operation::chunkOffset(Channel c, std::size_t bytes, std::uint64_t k) const {
+  return static_cast<std::size_t>(k) * chunkSize(c, bytes);
 }
 
 std::size_t Operation::chunkBytes(Channel c, std::size_t bytes, std::uint64_t k) const {
-  std::size_t slot = comm_.slotBytes(c);
-  return std::min(slot, bytes - static_cast<std::size_t>(k) * slot);
+  std::size_t size = chunkSize(c, bytes);
+  return std::min(size, bytes - static_cast<std::size_t>(k) * size);
 }
 
 void Operation::expect(Channel c, std::uint64_t first, std::uint64_t chunks) {
@@ -157,8 +170,9 @@ void Operation::reduceInOrder(std::byte* dst, const std::byte* const* in, std::s
   for (std::size_t i = 1; i < inputs; ++i) {
     if (in[i] < dst + bytes && dst < in[i] + bytes) acc = comm_.scratch(bytes).data();
   }
-  if (acc != in[0]) std::memcpy(acc, in[0], bytes);
-  for (std::size_t i = 1; i < inputs; ++i) reduceInto(acc, in[i], bytes / typeBytes_, type_, redOp_);
+  // The first input is read where it lies, not copied into acc first.
+  if (inputs == 1 && acc != in[0]) std::memcpy(acc, in[0], bytes);
+  for (std::size_t i = 1; i < inputs; ++i) reduce(acc, i == 1 ? in[0] : acc, in[i], bytes / typeBytes_, type_, redOp_);
   if (acc != dst) std::memcpy(dst, acc, bytes);
 }
 
@@ -255,7 +269,7 @@ void Operation::consumed(Channel c, std::uint64_t seq) {
 }
 
 Operation::Step Operation::stepPublish(Publish& t) {
-  std::size_t offset = static_cast<std::size_t>(t.done) * comm_.slotBytes(t.c);
+  std::size_t offset = chunkOffset(t.c, t.bytes, t.done);
   std::size_t bytes = chunkBytes(t.c, t.bytes, t.done);
   if (t.readyCombine >= 0 &&
       combines_[static_cast<std::size_t>(t.readyCombine)].doneBytes < offset + bytes)
@@ -316,7 +330,7 @@ Operation::Step Operation::stepFetch(Fetch& t) {
   PieceRef piece{t.c, t.firstSeq, t.op, t.hash};
   Step step = ready(piece, t.done, bytes, &data);
   if (step != Step::moved) return step;
-  std::byte* dst = t.dst + static_cast<std::size_t>(t.done) * comm_.slotBytes(t.c);
+  std::byte* dst = t.dst + chunkOffset(t.c, t.bytes, t.done);
   if (!moveBulk(dst, data, bytes, false)) return Step::failed;
   consumed(t.c, t.firstSeq + t.done);
   ++t.done;
@@ -325,7 +339,7 @@ Operation::Step Operation::stepFetch(Fetch& t) {
 
 Operation::Step Operation::stepCombine(Combine& t) {
   Channel any{comm_.rank(), -1};
-  std::size_t offset = static_cast<std::size_t>(t.done) * comm_.slotBytes(any);
+  std::size_t offset = chunkOffset(any, t.bytes, t.done);
   std::size_t bytes = chunkBytes(any, t.bytes, t.done);
   if (publishingFrom(t.dst, t.bytes)) return Step::blocked;
   const Input* inputs = inputs_.data() + t.firstInput;

@@ -58,6 +58,9 @@ class Operation {
     gpu_ = gpu;
     stream_ = stream;
   }
+  // Pieces of a few slots planned from now on until begin() go in finer chunks (chunkSize()):
+  // for readers slower than the writer -- a reduction reads two inputs for each byte written.
+  void cutFiner() { finerChunks_ = true; }
   // Whether send buffers in the pool are published where they lie (default) or copied.
   void publishInPlace(bool allowed) { inPlaceAllowed_ = allowed; }
   // A copy of the caller's buffers made at once, the same way.
@@ -134,7 +137,15 @@ class Operation {
     std::size_t head = 0;
   };
 
+  // A piece of `bytes` on ring `c` goes in chunks of its slot size -- or, with finer chunks and
+  // when it fills fewer than kPipelineChunks slots, in about kPipelineChunks chunks (of at least
+  // kMinChunk), so that its readers start on the first while the rest is written. The same on
+  // every rank.
+  static constexpr std::size_t kPipelineChunks = 4;
+  static constexpr std::size_t kMinChunk = 64 << 10;
+  std::size_t chunkSize(Channel c, std::size_t bytes) const;
   std::uint64_t chunksOf(Channel c, std::size_t bytes) const;
+  std::size_t chunkOffset(Channel c, std::size_t bytes, std::uint64_t k) const;  // of chunk k
   std::size_t chunkBytes(Channel c, std::size_t bytes, std::uint64_t k) const;
   void expect(Channel c, std::uint64_t first, std::uint64_t chunks);
   Step ready(const PieceRef& piece, std::uint64_t k, std::size_t bytes, const std::byte** data);
@@ -176,6 +187,7 @@ class Operation {
   Status status_;
   const GpuContext* gpu_ = nullptr;
   bool inPlaceAllowed_ = true;
+  bool finerChunks_ = false;
   bool loggedInPlace_ = false;  // the first piece published where it lies is logged
   cudaStream_t stream_ = nullptr;
 };

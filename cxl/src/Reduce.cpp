@@ -59,24 +59,37 @@ C mul(C x, C y) {
   }
 }
 
+// out[i] = a[i] op b[i]. `out` is either `a` itself or apart from both (two loops: the compiler
+// vectorises neither when it must allow for overlap).
 template <typename T, typename Op>
-__attribute__((target_clones("avx2", "default"))) void apply(T* __restrict acc,
-                                                             const T* __restrict in,
-                                                             std::size_t count, Op op) {
+__attribute__((target_clones("avx2", "default"))) void applyInPlace(T* __restrict acc, const T* __restrict in,
+                                                                    std::size_t count, Op op) {
   using A = Arith<T>;
   for (std::size_t i = 0; i < count; ++i) acc[i] = A::store(op(A::load(acc[i]), A::load(in[i])));
 }
+template <typename T, typename Op>
+__attribute__((target_clones("avx2", "default"))) void applyApart(T* __restrict out, const T* __restrict a,
+                                                                  const T* __restrict b, std::size_t count, Op op) {
+  using A = Arith<T>;
+  for (std::size_t i = 0; i < count; ++i) out[i] = A::store(op(A::load(a[i]), A::load(b[i])));
+}
+template <typename T, typename Op>
+void apply(T* out, const T* a, const T* b, std::size_t count, Op op) {
+  if (out == a) applyInPlace(out, b, count, op);
+  else applyApart(out, a, b, count, op);
+}
 
 template <typename T>
-void reduceTyped(void* acc, const void* in, std::size_t count, cxlcclRedOp_t op) {
+void reduceTyped(void* out, const void* a, const void* b, std::size_t count, cxlcclRedOp_t op) {
   using C = typename Arith<T>::Compute;
-  auto* a = static_cast<T*>(acc);
-  const auto* b = static_cast<const T*>(in);
+  auto* o = static_cast<T*>(out);
+  const auto* x = static_cast<const T*>(a);
+  const auto* y = static_cast<const T*>(b);
   switch (op) {
-    case cxlcclSum: apply(a, b, count, [](C x, C y) { return add(x, y); }); break;
-    case cxlcclProd: apply(a, b, count, [](C x, C y) { return mul(x, y); }); break;
-    case cxlcclMax: apply(a, b, count, [](C x, C y) { return std::max(x, y); }); break;
-    case cxlcclMin: apply(a, b, count, [](C x, C y) { return std::min(x, y); }); break;
+    case cxlcclSum: apply(o, x, y, count, [](C u, C v) { return add(u, v); }); break;
+    case cxlcclProd: apply(o, x, y, count, [](C u, C v) { return mul(u, v); }); break;
+    case cxlcclMax: apply(o, x, y, count, [](C u, C v) { return std::max(u, v); }); break;
+    case cxlcclMin: apply(o, x, y, count, [](C u, C v) { return std::min(u, v); }); break;
     default: break;
   }
 }
@@ -104,19 +117,18 @@ const char* opName(cxlcclRedOp_t op) {
   return op >= 0 && op < cxlcclNumOps ? kNames[op] : "?";
 }
 
-void reduceInto(void* acc, const void* in, std::size_t count, cxlcclDataType_t type,
-                cxlcclRedOp_t op) {
+void reduce(void* out, const void* a, const void* b, std::size_t count, cxlcclDataType_t type, cxlcclRedOp_t op) {
   switch (type) {
-    case cxlcclInt8: reduceTyped<std::int8_t>(acc, in, count, op); break;
-    case cxlcclUint8: reduceTyped<std::uint8_t>(acc, in, count, op); break;
-    case cxlcclInt32: reduceTyped<std::int32_t>(acc, in, count, op); break;
-    case cxlcclUint32: reduceTyped<std::uint32_t>(acc, in, count, op); break;
-    case cxlcclInt64: reduceTyped<std::int64_t>(acc, in, count, op); break;
-    case cxlcclUint64: reduceTyped<std::uint64_t>(acc, in, count, op); break;
-    case cxlcclFloat16: reduceTyped<_Float16>(acc, in, count, op); break;
-    case cxlcclFloat32: reduceTyped<float>(acc, in, count, op); break;
-    case cxlcclFloat64: reduceTyped<double>(acc, in, count, op); break;
-    case cxlcclBfloat16: reduceTyped<Bf16>(acc, in, count, op); break;
+    case cxlcclInt8: reduceTyped<std::int8_t>(out, a, b, count, op); break;
+    case cxlcclUint8: reduceTyped<std::uint8_t>(out, a, b, count, op); break;
+    case cxlcclInt32: reduceTyped<std::int32_t>(out, a, b, count, op); break;
+    case cxlcclUint32: reduceTyped<std::uint32_t>(out, a, b, count, op); break;
+    case cxlcclInt64: reduceTyped<std::int64_t>(out, a, b, count, op); break;
+    case cxlcclUint64: reduceTyped<std::uint64_t>(out, a, b, count, op); break;
+    case cxlcclFloat16: reduceTyped<_Float16>(out, a, b, count, op); break;
+    case cxlcclFloat32: reduceTyped<float>(out, a, b, count, op); break;
+    case cxlcclFloat64: reduceTyped<double>(out, a, b, count, op); break;
+    case cxlcclBfloat16: reduceTyped<Bf16>(out, a, b, count, op); break;
     default: break;
   }
 }

@@ -12,9 +12,9 @@ std::size_t typeSize(cxlcclDataType_t type);
 const char* typeName(cxlcclDataType_t type);
 const char* opName(cxlcclRedOp_t op);
 
-// acc[i] = acc[i] op in[i] for `count` elements. fp16 and bf16 are computed in float and rounded
-// to nearest even.
-void reduceInto(void* acc, const void* in, std::size_t count, cxlcclDataType_t type,
-                cxlcclRedOp_t op);
+// out[i] = a[i] op b[i] for `count` elements; `out` may be `a` itself, else overlaps neither.
+// fp16 and bf16 are computed in float and rounded to nearest even.
+void reduce(void* out, const void* a, const void* b, std::size_t count, cxlcclDataType_t type,
+            cxlcclRedOp_t op);
 
 }  // namespace cxlccl

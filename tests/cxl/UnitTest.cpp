@@ -84,20 +84,36 @@ TEST_CASE("every flag of the layout has a line of its own", "[cxl]") {
 TEST_CASE("reductions of half and bfloat16 round to nearest even", "[cxl]") {
   _Float16 a[2] = {static_cast<_Float16>(1.0f), static_cast<_Float16>(2048.0f)};
   _Float16 b[2] = {static_cast<_Float16>(0.5f), static_cast<_Float16>(1.0f)};
-  reduceInto(a, b, 2, cxlcclFloat16, cxlcclSum);
+  reduce(a, a, b, 2, cxlcclFloat16, cxlcclSum);
   CHECK(static_cast<float>(a[0]) == 1.5f);
   CHECK(static_cast<float>(a[1]) == 2048.0f);  // 2049 is not a half: ties to even
   std::uint16_t x[1] = {0x3f80};  // 1.0 in bfloat16
   std::uint16_t y[1] = {0x3b80};  // 2^-8: 1 + 2^-8 lies halfway, rounds to 1.0 (even)
-  reduceInto(x, y, 1, cxlcclBfloat16, cxlcclSum);
+  reduce(x, x, y, 1, cxlcclBfloat16, cxlcclSum);
   CHECK(x[0] == 0x3f80);
   std::int8_t i[1] = {127}, j[1] = {1};
-  reduceInto(i, j, 1, cxlcclInt8, cxlcclSum);
+  reduce(i, i, j, 1, cxlcclInt8, cxlcclSum);
   CHECK(i[0] == -128);  // integers wrap
   double m[2] = {1, -3}, n[2] = {2, -4};
-  reduceInto(m, n, 2, cxlcclFloat64, cxlcclMin);
+  reduce(m, m, n, 2, cxlcclFloat64, cxlcclMin);
   CHECK(m[0] == 1);
   CHECK(m[1] == -4);
+}
+
+TEST_CASE("a reduction into a third buffer leaves both inputs as they were", "[cxl]") {
+  std::vector<std::int32_t> a(1001), b(1001), out(1001, -1);
+  for (int k = 0; k < 1001; ++k) {
+    a[k] = k;
+    b[k] = 3 * k - 1500;
+  }
+  const auto a0 = a, b0 = b;
+  reduce(out.data(), a.data(), b.data(), a.size(), cxlcclInt32, cxlcclMax);
+  CHECK(a == a0);
+  CHECK(b == b0);
+  for (int k = 0; k < 1001; ++k) {
+    INFO("element " << k);
+    REQUIRE(out[k] == std::max(k, 3 * k - 1500));
+  }
 }
 
 TEST_CASE("settings come from the config, else the environment, and are checked", "[cxl]") {
