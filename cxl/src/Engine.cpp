@@ -51,7 +51,8 @@ std::size_t Operation::chunkSize(Channel c, std::size_t bytes) const {
 }
 
 std::uint64_t Operation::chunksOf(Channel c, std::size_t bytes) const {
-  if (bytes <= kMinChunk) return bytes > 0 ? 1 : 0;  // (no division for the many small)
+  std::size_t slot = comm_.slotBytes(c);
+  if (bytes <= std::min(slot, kMinChunk)) return bytes > 0 ? 1 : 0;  // (no division for the many small)
   std::size_t size = chunkSize(c, bytes);
   return (bytes + size - 1) / size;
 }

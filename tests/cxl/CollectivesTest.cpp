@@ -150,6 +150,16 @@ TEST_CASE("every collective with copies shared by 3 threads", "[cxl]") {
   checkAllRanks(2, {300001}, cxlcclCoherenceFlush, {cxlcclFloat32});
 }
 
+// The smallest chunks (16 KiB; Send/Recv rings 4 KiB): pieces of many chunks, and Reduce's finer
+// chunks capped by a slot smaller than their usual minimum.
+TEST_CASE("every collective with the smallest chunks", "[cxl]") {
+  struct Chunks {
+    Chunks() { setenv("CXLCCL_CHUNK_BYTES", "16K", 1); }
+    ~Chunks() { unsetenv("CXLCCL_CHUNK_BYTES"); }
+  } chunks;
+  checkAllRanks(3, {1, 7, 1001, 65537}, cxlcclCoherencePool, {cxlcclUint8, cxlcclFloat32, cxlcclFloat64});
+}
+
 // Buffers in the pool (cxlcclMemAlloc): every chunk of a send buffer is read where it lies;
 // Gather blocks of whole lines from 256 KiB on (65536 and 131072 elements of 4 and 8 bytes) are
 // pushed straight into the root's buffer, the others gathered the usual way after the root said
