@@ -180,6 +180,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
       if (me == a.root) op.copy(a.recv, a.send, bytes);
       break;
     case Collective::gather:
+      op.cutFiner();
       for (int w = 0; w < n; ++w) {
         if (w != a.root)
           op.piece(ring(w), bytes, toRoot, a.send, me == a.root ? bytesAt(a.recv, w * bytes) : nullptr);

@@ -59,7 +59,7 @@ class Operation {
     stream_ = stream;
   }
   // Pieces of a few slots planned from now on until begin() go in finer chunks (chunkSize()):
-  // for readers slower than the writer -- a reduction reads two inputs for each byte written.
+  // for a root that reads from every rank (Gather, Reduce), so it starts sooner.
   void cutFiner() { finerChunks_ = true; }
   // Whether send buffers in the pool are published where they lie (default) or copied.
   void publishInPlace(bool allowed) { inPlaceAllowed_ = allowed; }
