@@ -38,6 +38,10 @@ struct GroupCall {
 struct GroupState {
   int depth = 0;
   std::vector<GroupCall> calls;
+  // GroupEnd's working lists, kept between groups (no allocation on a group's path).
+  std::vector<GroupCall> running;
+  std::vector<P2pCall> mine;
+  std::vector<cudaStream_t> streams;
 };
 thread_local GroupState group;
 
@@ -135,11 +139,11 @@ Status runRouted(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaSt
 // buffer is on one; copies use the first stream given.
 // A lone Send (outside a group) copies even from a pool buffer: it returns once its data sits in
 // the pool, not once the peer has read it, so two ranks may Send before they Recv.
-Status runCalls(cxlcclComm* comm, const std::vector<P2pCall>& calls,
-                const std::vector<cudaStream_t>& streams, bool grouped) {
+Status runCalls(cxlcclComm* comm, const P2pCall* calls, const cudaStream_t* streams, std::size_t count,
+                bool grouped) {
   cudaStream_t stream = nullptr;
   bool device = false;
-  for (std::size_t i = 0; i < calls.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     bool here = false;
     const P2pCall& call = calls[i];
     CXLCCL_TRY(routeCall(comm, streams[i], {call.send ? call.sendBuffer : call.recvBuffer}, &here));
@@ -148,7 +152,7 @@ Status runCalls(cxlcclComm* comm, const std::vector<P2pCall>& calls,
   }
   comm->op->setGpu(device ? comm->gpu.get() : nullptr, stream);
   comm->op->publishInPlace(grouped);
-  Status status = runPointToPoint(*comm->comm, *comm->op, calls.data(), calls.size());
+  Status status = runPointToPoint(*comm->comm, *comm->op, calls, count);
   comm->op->publishInPlace(true);
   if (!status.ok()) comm->comm->fail(status);
   return status;
@@ -242,7 +246,7 @@ cxlcclResult_t pointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer,
     group.calls.push_back({comm, call, stream});
     return cxlcclSuccess;
   }
-  return report(runCalls(comm, {call}, {stream}, false));
+  return report(runCalls(comm, &call, &stream, 1, false));
 }
 
 Status randomNonce(RegionNonce* nonce) {
@@ -465,26 +469,28 @@ cxlcclResult_t cxlcclGroupEnd(void) {
   if (group.depth == 0)
     return report(Status::error(cxlcclInvalidUsage, "GroupEnd without GroupStart"));
   if (--group.depth > 0) return cxlcclSuccess;
-  std::vector<GroupCall> calls;
-  calls.swap(group.calls);
+  std::vector<GroupCall>& calls = group.running;
+  calls.swap(group.calls);  // (group.calls, emptied, keeps the capacity `running` had)
+  group.calls.clear();
   Status first = Status::success();
-  // One run per communicator, its calls in the order they were made.
-  std::vector<bool> done(calls.size(), false);
+  // One run per communicator, its calls in the order they were made (a run's calls are taken
+  // out of the list: comm set to null).
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    if (done[i]) continue;
     cxlcclComm* comm = calls[i].comm;
-    std::vector<P2pCall> mine;
-    std::vector<cudaStream_t> streams;
+    if (comm == nullptr) continue;
+    group.mine.clear();
+    group.streams.clear();
     for (std::size_t j = i; j < calls.size(); ++j) {
       if (calls[j].comm != comm) continue;
-      mine.push_back(calls[j].call);
-      streams.push_back(calls[j].stream);
-      done[j] = true;
+      group.mine.push_back(calls[j].call);
+      group.streams.push_back(calls[j].stream);
+      calls[j].comm = nullptr;
     }
     Status status = usable(comm);
-    if (status.ok()) status = runCalls(comm, mine, streams, true);
+    if (status.ok()) status = runCalls(comm, group.mine.data(), group.streams.data(), group.mine.size(), true);
     if (!status.ok() && first.ok()) first = status;
   }
+  calls.clear();
   return report(first);
 }
 
