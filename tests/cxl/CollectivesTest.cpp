@@ -150,8 +150,8 @@ TEST_CASE("every collective with copies shared by 3 threads", "[cxl]") {
   checkAllRanks(2, {300001}, cxlcclCoherenceFlush, {cxlcclFloat32});
 }
 
-// The smallest chunks (16 KiB; Send/Recv rings 4 KiB): pieces of many chunks, and Reduce's finer
-// chunks capped by a slot smaller than their usual minimum.
+// The smallest chunks (16 KiB; Send/Recv rings 4 KiB): pieces of many chunks, and Gather's and
+// Reduce's finer chunks capped by a slot smaller than their usual minimum.
 TEST_CASE("every collective with the smallest chunks", "[cxl]") {
   struct Chunks {
     Chunks() { setenv("CXLCCL_CHUNK_BYTES", "16K", 1); }
