@@ -470,8 +470,7 @@ cxlcclResult_t cxlcclGroupEnd(void) {
     return report(Status::error(cxlcclInvalidUsage, "GroupEnd without GroupStart"));
   if (--group.depth > 0) return cxlcclSuccess;
   std::vector<GroupCall>& calls = group.running;
-  calls.swap(group.calls);  // (group.calls, emptied, keeps the capacity `running` had)
-  group.calls.clear();
+  calls.swap(group.calls);  // (group.calls takes `running`'s emptied list and its capacity)
   Status first = Status::success();
   // One run per communicator, its calls in the order they were made (a run's calls are taken
   // out of the list: comm set to null).

@@ -1,8 +1,8 @@
 #pragma once
 // One call's work, planned then run. Planning is the same on every rank: for every writer, the
-// pieces it publishes in order, each cut into chunks of its ring's slot size that take the
-// ring's next sequence numbers; so every rank knows which sequence of which ring carries what,
-// with nothing exchanged. Running makes progress on all of this rank's pieces at once (publish a
+// pieces it publishes in order, each cut into chunks (chunkSize()) that take the ring's next
+// sequence numbers; so every rank knows which sequence of which ring carries what, with nothing
+// exchanged. Running makes progress on all of this rank's pieces at once (publish a
 // chunk when its slot was read by all its readers, copy or reduce a chunk out when its slot
 // header says it is there), so rings never deadlock and publishing overlaps reading.
 
