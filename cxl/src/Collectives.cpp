@@ -214,7 +214,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
     }
     case Collective::reduce: {
       op.cutFiner();
-      Operation::Input inputs[kMaxRanks] = {};
+      Operation::Input* inputs = op.inputsFor(static_cast<std::size_t>(n));
       for (int w = 0; w < n; ++w) {
         if (w == a.root) continue;
         inputs[w].piece = op.piece(ring(w), bytes, toRoot, a.send, nullptr);
@@ -230,7 +230,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
         // Small: every rank publishes its whole vector and reduces all of them itself -- one
         // wait on the peers instead of two. The combine starts only once the vector is
         // published, so in place is safe -- as long as it is copied out, not read where it lies.
-        Operation::Input inputs[kMaxRanks] = {};
+        Operation::Input* inputs = op.inputsFor(static_cast<std::size_t>(n));
         op.publishInPlace(false);
         for (int w = 0; w < n; ++w) {
           Operation::PieceRef ref = op.piece(ring(w), bytes, everyoneBut(n, w), a.send, nullptr);
@@ -247,7 +247,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
       // reduced blocks, each chunk published as soon as it is reduced.
       bool all = kind == Collective::allReduce;
       Blocks blocks{all ? a.count : a.count * static_cast<std::size_t>(n), static_cast<std::size_t>(n), typeBytes};
-      Operation::Input inputs[kMaxRanks] = {};
+      Operation::Input* inputs = op.inputsFor(static_cast<std::size_t>(n));
       for (int w = 0; w < n; ++w) {
         for (int p = 0; p < n; ++p) {
           if (p == w) continue;

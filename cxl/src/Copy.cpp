@@ -41,10 +41,10 @@ bool hasAvx2() {
 void copyToPool(void* dst, const void* src, std::size_t n, bool streaming) {
   if (streaming && n >= kStreamingCopyMin && hasAvx2()) {
     streamCopy(dst, src, n);
+    _mm_sfence();  // non-temporal stores are not ordered with the ones that follow
   } else {
-    std::memcpy(dst, src, n);
+    std::memcpy(dst, src, n);  // (glibc fences its own non-temporal stores, when it uses them)
   }
-  _mm_sfence();
 }
 
 }  // namespace cxlccl

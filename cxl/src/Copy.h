@@ -11,7 +11,8 @@ namespace cxlccl {
 inline constexpr std::size_t kStreamingCopyMin = 32 << 10;
 
 // memcpy; with `streaming`, non-temporal stores for n >= kStreamingCopyMin when the CPU has AVX2.
-// Ends with a store fence either way.
+// Ordered with the stores that follow, like a plain store (a fence after non-temporal ones only:
+// a fence after every copy would wait each time for the last flag store to leave this core).
 void copyToPool(void* dst, const void* src, std::size_t n, bool streaming);
 
 }  // namespace cxlccl

@@ -11,6 +11,7 @@ namespace cxlccl {
 namespace {
 
 constexpr std::size_t kCopyStep = 256 << 10;  // local copies advance this much per idle round
+constexpr std::size_t kCopyAtOnceBytes = 4 << 10;  // smaller ones are made when planned
 
 std::uint64_t tagOf(std::uint64_t op, std::uint64_t hash) { return op << 32 | (hash & 0xffffffffu); }
 
@@ -112,6 +113,10 @@ int Operation::combine(void* dst, std::size_t bytes, const Input* inputs, std::s
 
 void Operation::copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0 || dst == src) return;
+  if (bytes <= kCopyAtOnceBytes && gpu_ == nullptr) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
   copies_.push_back({static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), bytes, 0});
 }
 

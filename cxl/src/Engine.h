@@ -50,7 +50,14 @@ class Operation {
     PieceRef piece;
   };
   int combine(void* dst, std::size_t bytes, const Input* inputs, std::size_t count);
-  // A copy inside this rank, done while waiting for peers.
+  // `count` cleared inputs to fill for combine(), reused from call to call (a small call must
+  // not clear kMaxRanks of them).
+  Input* inputsFor(std::size_t count) {
+    inputScratch_.assign(count, Input{});
+    return inputScratch_.data();
+  }
+  // A copy inside this rank, done while waiting for peers -- or at once when small (from host
+  // memory: not worth a step of run()).
   void copy(void* dst, const void* src, std::size_t bytes);
   // Copies that read or write the caller's buffers go through `gpu` on `stream` (device
   // buffers) until set back to nullptr; begin() keeps the setting.
@@ -179,6 +186,7 @@ class Operation {
   std::vector<Fetch> fetches_;
   std::vector<Combine> combines_;
   std::vector<Input> inputs_;
+  std::vector<Input> inputScratch_;
   std::vector<Copy> copies_;
   std::vector<Cursor> cursors_;
   std::vector<int> touched_;
