@@ -231,16 +231,21 @@ cxlcclResult_t collective(cxlcclComm* comm, Collective kind, const CallArgs& arg
   return report(status);
 }
 
+Status checkPointToPoint(const cxlcclComm* comm, bool send, const void* buffer, std::size_t count,
+                         cxlcclDataType_t type, int peer) {
+  const char* name = send ? "Send" : "Recv";
+  CXLCCL_TRY(usable(comm));
+  CXLCCL_TRY(checkType(type, name));
+  CXLCCL_TRY(checkRank(peer, comm->comm->nranks(), name, "peer"));
+  CXLCCL_TRY(checkCount(count, 1, type, name));
+  return checkBuffer(buffer, count, name, send ? "sendbuff" : "recvbuff");
+}
+
 cxlcclResult_t pointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer, void* recvBuffer,
                             std::size_t count, cxlcclDataType_t type, int peer,
                             cudaStream_t stream) {
-  const char* name = send ? "Send" : "Recv";
-  Status status = usable(comm);
-  if (status.ok()) status = checkType(type, name);
-  if (status.ok()) status = checkRank(peer, comm->comm->nranks(), name, "peer");
-  if (status.ok()) status = checkCount(count, 1, type, name);
-  if (status.ok()) status = checkBuffer(send ? sendBuffer : recvBuffer, count, name, send ? "sendbuff" : "recvbuff");
-  if (!status.ok()) return report(status);
+  if (Status status = checkPointToPoint(comm, send, send ? sendBuffer : recvBuffer, count, type, peer); !status.ok())
+    return report(status);
   P2pCall call{send, sendBuffer, recvBuffer, count * typeSize(type), peer};
   if (group.depth > 0) {
     group.calls.push_back({comm, call, stream});
@@ -485,9 +490,12 @@ cxlcclResult_t cxlcclGroupEnd(void) {
       group.streams.push_back(calls[j].stream);
       calls[j].comm = nullptr;
     }
-    Status status = usable(comm);
-    if (status.ok()) status = runCalls(comm, group.mine.data(), group.streams.data(), group.mine.size(), true);
-    if (!status.ok() && first.ok()) first = status;
+    // (No Status assigned on the way: each assignment of one costs a string's move.)
+    auto runMine = [&] {
+      CXLCCL_TRY(usable(comm));
+      return runCalls(comm, group.mine.data(), group.streams.data(), group.mine.size(), true);
+    };
+    if (Status status = runMine(); !status.ok() && first.ok()) first = std::move(status);
   }
   calls.clear();
   return report(first);
