@@ -118,6 +118,8 @@ class Comm {
   Status attach(const UniqueIdData& id);
   Status waitForRanks();
   void countRanksHere();
+  // CPUs the ranks on this host may use between them (the union of their affinity masks).
+  int cpusOfRanksHere() const;
   void startHeartbeat();
   void stopHeartbeat();
   Status leave(RankState state);

@@ -135,7 +135,14 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
     else if (arg == "--coherence" && extra != nullptr) *extra = value();
     else if (arg == "--gpu" && extra != nullptr) s->gpu = true;
     else if (arg == "--pool-buffers" && extra != nullptr) s->poolBuffers = true;
-    else {
+    else if (arg == "--bind" && extra != nullptr) {
+      std::string how = value();
+      if (how != "core" && how != "none") {
+        std::fprintf(stderr, "%s: --bind %s: expected core or none\n", program, how.c_str());
+        std::exit(2);
+      }
+      s->bindCores = how == "core";
+    } else {
       std::printf(
           "usage: %s [-C COLLS] [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS] [-r ROOT] [-c 0|1]%s%s [--json FILE]\n"
           "  -C   comma-separated: allgather,broadcast,gather,scatter,reduce,allreduce,reducescatter,alltoall,sendrecv or all\n"
@@ -143,9 +150,11 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
           "  -c 1 checks every result once per size (#wrong column)%s\n"
           "Prints nccl-tests' table (float, sum): size, count, time, algbw, busbw, #wrong.\n"
           "Example: %s -C allgather -b 64K -e 64M%s\n",
-          program, ranks != nullptr ? " [-g RANKS]" : "", extra != nullptr ? " [--coherence pool|hardware|flush|simulate] [--gpu|--pool-buffers]" : "",
+          program, ranks != nullptr ? " [-g RANKS]" : "", extra != nullptr ? " [--coherence pool|hardware|flush|simulate] [--gpu|--pool-buffers] [--bind core|none]" : "",
           extra != nullptr ? "\n  --gpu: buffers in GPU memory (device 0, one stream per rank; needs a GPU)"
-                             "\n  --pool-buffers: buffers from cxlcclMemAlloc (read where they lie)" : "",
+                             "\n  --pool-buffers: buffers from cxlcclMemAlloc (read where they lie)"
+                             "\n  --bind core (default): rank r runs on the r-th CPU it may use, when the ranks are no\n"
+                             "       more than those CPUs (as mpirun binds 2 ranks); none: where the scheduler puts them" : "",
           program, ranks != nullptr ? " -g 2" : "");
       return false;
     }

@@ -37,6 +37,7 @@ struct Settings {
   bool check = true;
   bool gpu = false;          // cxlccl-perf --gpu: buffers in GPU memory
   bool poolBuffers = false;  // cxlccl-perf --pool-buffers: buffers from cxlcclMemAlloc
+  bool bindCores = true;     // cxlccl-perf --bind core|none: one CPU a rank when they fit
   std::string json;
 };
 

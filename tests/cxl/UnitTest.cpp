@@ -1,7 +1,8 @@
 // The pieces under the collectives: the non-coherence simulation, the layout, reductions,
-// settings and the threads that share copies.
+// settings, the threads that share copies, and how a communicator counts the CPUs of its host.
 
 #include <catch2/catch.hpp>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,11 +10,13 @@
 #include <set>
 #include <vector>
 
+#include "Comm.h"
 #include "CopyCrew.h"
 #include "Layout.h"
 #include "Options.h"
 #include "Reduce.h"
 #include "RegionView.h"
+#include "Ranks.h"
 
 using namespace cxlccl;
 
@@ -165,4 +168,40 @@ TEST_CASE("copies shared between threads land whole and exact", "[cxl]") {
     REQUIRE(std::all_of(dst.begin(), dst.begin() + static_cast<std::ptrdiff_t>(shift), [](unsigned char c) { return c == 0; }));
     REQUIRE(std::all_of(dst.begin() + static_cast<std::ptrdiff_t>(shift + n), dst.end(), [](unsigned char c) { return c == 0; }));
   }
+}
+
+// 2 ranks bound to CPUs `cpuOf(rank)`: 1 when a rank's communicator counts itself oversubscribed
+// (waiting then yields at once), 0 when not, 2 on a failure.
+static std::vector<int> oversubscribedWhenBound(const std::function<int(int)>& cpuOf) {
+  test::TempPool pool;
+  cxlcclUniqueId uid;
+  REQUIRE(cxlcclGetUniqueId(&uid) == cxlcclSuccess);
+  UniqueIdData id;
+  std::memcpy(&id, &uid, sizeof id);
+  return test::runRanks(2, [&](int rank) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpuOf(rank), &one);
+    Options options;
+    std::unique_ptr<Comm> comm;
+    if (sched_setaffinity(0, sizeof one, &one) != 0 || !resolveOptions(nullptr, &options).ok() ||
+        !Comm::init(2, rank, id, options, &comm).ok())
+      return 2;
+    return comm->oversubscribed() ? 1 : 0;
+  }, 60);
+}
+
+TEST_CASE("ranks bound to a core each are not oversubscribed and two bound to one core are", "[cxl]") {
+  cpu_set_t allowed;
+  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  if (cpus.size() < 2) {
+    WARN("skipped: this process may use " << cpus.size() << " CPU");
+    return;
+  }
+  // As mpirun binds 2 ranks: each alone on its CPU, though each may use one only.
+  CHECK(oversubscribedWhenBound([&](int rank) { return cpus[static_cast<std::size_t>(rank)]; }) == std::vector<int>{0, 0});
+  CHECK(oversubscribedWhenBound([&](int) { return cpus[0]; }) == std::vector<int>{1, 1});
 }
