@@ -3,8 +3,10 @@
 
 #include <catch2/catch.hpp>
 #include <sched.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -178,7 +180,11 @@ static std::vector<int> oversubscribedWhenBound(const std::function<int(int)>& c
   REQUIRE(cxlcclGetUniqueId(&uid) == cxlcclSuccess);
   UniqueIdData id;
   std::memcpy(&id, &uid, sizeof id);
-  return test::runRanks(2, [&](int rank) {
+  // Both ranks stay until both have counted: a peer that is gone cannot show its CPUs.
+  void* shared = mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(shared != MAP_FAILED);
+  auto* counted = new (shared) std::atomic<int>(0);
+  std::vector<int> result = test::runRanks(2, [&](int rank) {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpuOf(rank), &one);
@@ -187,8 +193,12 @@ static std::vector<int> oversubscribedWhenBound(const std::function<int(int)>& c
     if (sched_setaffinity(0, sizeof one, &one) != 0 || !resolveOptions(nullptr, &options).ok() ||
         !Comm::init(2, rank, id, options, &comm).ok())
       return 2;
+    counted->fetch_add(1);
+    while (counted->load() < 2) sched_yield();
     return comm->oversubscribed() ? 1 : 0;
   }, 60);
+  munmap(shared, sizeof(std::atomic<int>));
+  return result;
 }
 
 TEST_CASE("ranks bound to a core each are not oversubscribed and two bound to one core are", "[cxl]") {
