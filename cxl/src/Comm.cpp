@@ -170,23 +170,19 @@ Status Comm::waitForRanks() {
 // Ranks bound one to a core (as mpirun binds them) may each use one CPU and still not share
 // one: what counts is the union of the local ranks' masks, read with sched_getaffinity(pid). A
 // peer whose pid this process cannot see (another pid namespace) counts with this one's CPUs.
-int Comm::cpusOfRanksHere() const {
-  cpu_set_t all, one;
-  if (sched_getaffinity(0, sizeof all, &all) != 0) return 1;
-  for (int r = 0; r < nranks_; ++r) {
-    if (r == rank_ || hostOf(r) != host_) continue;
-    auto pid = static_cast<pid_t>(view_->peek(layout_.rankLine(r) + field::pid));
-    if (sched_getaffinity(pid, sizeof one, &one) == 0) CPU_OR(&all, &all, &one);
-  }
-  return std::max(1, CPU_COUNT(&all));
-}
-
 void Comm::countRanksHere() {
+  cpu_set_t mine, all, one;
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_ZERO(&mine);
+  const int available = std::max(1, CPU_COUNT(&mine));
+  all = mine;
   int here = 0;
-  for (int r = 0; r < nranks_; ++r) here += hostOf(r) == host_ ? 1 : 0;
-  cpu_set_t cpus;
-  int available = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-  int shared = cpusOfRanksHere();
+  for (int r = 0; r < nranks_; ++r) {
+    if (hostOf(r) != host_) continue;
+    ++here;
+    auto pid = static_cast<pid_t>(view_->peek(layout_.rankLine(r) + field::pid));
+    if (r != rank_ && sched_getaffinity(pid, sizeof one, &one) == 0) CPU_OR(&all, &all, &one);
+  }
+  const int shared = std::max(1, CPU_COUNT(&all));
   oversubscribed_ = here > shared;
   if (oversubscribed_)
     info(here, " ranks on this host share ", shared, " CPUs: waiting yields at once");

@@ -117,9 +117,9 @@ class Comm {
   Comm() = default;
   Status attach(const UniqueIdData& id);
   Status waitForRanks();
+  // How many ranks share this host and how many CPUs they may use between them: whether waiting
+  // must yield at once, and how many copy threads a rank gets.
   void countRanksHere();
-  // CPUs the ranks on this host may use between them (the union of their affinity masks).
-  int cpusOfRanksHere() const;
   void startHeartbeat();
   void stopHeartbeat();
   Status leave(RankState state);
