@@ -69,14 +69,14 @@ Status Manager::reconfigure(const config::Config& config, Machine machine) {
     machine_ = std::move(oldMachine);
     return st;
   }
-  for (auto it = targets_.begin(); it != targets_.end();) {
-    if (auto st = profiler_->addTarget(it->first); !st.ok()) {
-      MTM_WARN("target pid={} dropped after reload: {}", it->first, st.error().message());
-      it = targets_.erase(it);
-    } else {
-      ++it;
+  std::vector<int> dropped;
+  for (const auto& [pid, t] : targets_) {
+    if (auto st = profiler_->addTarget(pid); !st.ok()) {
+      MTM_WARN("target pid={} dropped after reload: {}", pid, st.error().message());
+      dropped.push_back(pid);
     }
   }
+  for (int pid : dropped) forget(pid);
   return {};
 }
 
@@ -93,18 +93,30 @@ Status Manager::attach(int pid, const std::string& origin) {
   t.tierBytes.assign(machine_.tiers.tiers.size(), 0);
   targets_.emplace(pid, std::move(t));
   detached_.erase(pid);
+  exits_.watch(pid);
   MTM_INFO("attach pid={} comm={} uid={} origin=\"{}\"", pid, id->comm, id->realUid, origin);
   return {};
 }
 
 bool Manager::detach(int pid) {
-  auto it = targets_.find(pid);
-  if (it == targets_.end()) return false;
-  profiler_->removeTarget(pid);
-  targets_.erase(it);
+  if (!targets_.count(pid)) return false;
+  forget(pid);
   detached_.insert(pid);
   MTM_INFO("detach pid={}", pid);
   return true;
+}
+
+void Manager::forget(int pid) {
+  profiler_->removeTarget(pid);
+  exits_.forget(pid);
+  if (targets_.erase(pid)) forgotten_.push_back(pid);
+}
+
+void Manager::onExits(const std::vector<pollfd>& ready) {
+  for (int pid : exits_.exited(ready)) {
+    if (targets_.count(pid)) MTM_INFO("target pid={} exited", pid);
+    forget(pid);
+  }
 }
 
 std::optional<uid_t> Manager::ownerOf(int pid) const {
@@ -172,9 +184,16 @@ IntervalReport Manager::runIntervalSteps() {
   rep.regions = last_.regions.size();
   rep.profilerCpu = double(last_.cpuNs) / (double(config_.profiler.intervalMs) * 1e6);
   for (int pid : last_.exited) {
-    if (targets_.erase(pid)) MTM_INFO("target pid={} exited", pid);
+    if (targets_.count(pid)) {
+      MTM_INFO("target pid={} exited", pid);
+      exits_.forget(pid);
+      targets_.erase(pid);
+    }
     rep.exited.push_back(pid);
   }
+  // What was dropped between intervals (exits seen by pidfd, detaches) is news to the policy.
+  last_.exited.insert(last_.exited.end(), forgotten_.begin(), forgotten_.end());
+  forgotten_.clear();
   for (auto& [pid, t] : targets_) {
     std::fill(t.tierBytes.begin(), t.tierBytes.end(), 0);
     t.hotBytes = 0;

@@ -76,7 +76,8 @@ std::string statusLine(const daemon::Manager& m, const daemon::IntervalReport& r
          (m.config().migration.dryRun ? " (dry run)" : "");
 }
 
-// The event loop: signals, control-socket clients and the interval timer, on one thread.
+// The event loop: signals, control-socket clients, managed processes' exits and the interval
+// timer, on one thread.
 int runDaemon(const Options& opts) {
   KernelFs fs(opts.kernelRoot);
   config::Config cfg;
@@ -126,6 +127,8 @@ int runDaemon(const Options& opts) {
     std::vector<pollfd> fds{{signals->fd(), POLLIN, 0}};
     auto serverFds = server->pollFds();
     fds.insert(fds.end(), serverFds.begin(), serverFds.end());
+    auto exitFds = m.exitPollFds();
+    fds.insert(fds.end(), exitFds.begin(), exitFds.end());
     const int timeout = static_cast<int>(std::max<int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(wake - now).count()));
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
       MTM_ERROR("poll: {}", std::strerror(errno));
@@ -164,8 +167,9 @@ int runDaemon(const Options& opts) {
         daemon::notifySystemd("READY=1");
       }
     }
-    fds.erase(fds.begin());
-    server->onReady(fds);
+    // Exits first: a status request answered in this pass must not list a process that is gone.
+    m.onExits({fds.end() - static_cast<std::ptrdiff_t>(exitFds.size()), fds.end()});
+    server->onReady({fds.begin() + 1, fds.end() - static_cast<std::ptrdiff_t>(exitFds.size())});
     server->expireClients();
     if (Clock::now() >= nextTick) {
       m.attachConfigTargets();

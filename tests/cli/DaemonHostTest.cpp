@@ -97,6 +97,20 @@ TEST_CASE("mtmctl attach, status, detach through mtmd's socket -- the target is 
   CHECK(d.ctl({"status"}).out.find("no managed processes") != std::string::npos);
 }
 
+// The interval is an hour long: only the exit itself (a pidfd in mtmd's poll) can tell mtmd.
+TEST_CASE("a managed process that exits is gone from mtmctl status at once and not at the next interval", "[daemon][host]") {
+  Daemon d("profiler:\n  interval_ms: 3600000\n");
+  ChildProcess sleeper({"/bin/sleep", "30"}, d.dir.path() + "/sleep.log");
+  const std::string pid = std::to_string(sleeper.pid());
+  REQUIRE(d.ctl({"attach", pid}).exitCode == 0);
+  REQUIRE(d.ctl({"status"}).out.find("\n" + pid + "  sleep ") != std::string::npos);
+  sleeper.signal(SIGKILL);
+  sleeper.wait();
+  auto status = d.ctl({"status"});
+  CHECK(status.out.find("no managed processes") != std::string::npos);
+  CHECK(d.process->log().find("target pid=" + pid + " exited") != std::string::npos);
+}
+
 TEST_CASE("the socket refuses another user's process and malformed requests -- mtmd keeps running", "[daemon][host]") {
   Daemon d;
   ChildProcess rootSleeper({"/bin/sleep", "30"}, d.dir.path() + "/sleep.log");

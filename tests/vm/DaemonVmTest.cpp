@@ -10,6 +10,7 @@ TEST_CASE("mtmd moves a moving hot set into the top tier and the old one down, a
                              // util-linux's setpriv: busybox's cannot change uids
                              "--add", "/usr/bin/setpriv:/usr/bin/setpriv", "--", "daemon-e2e"});
   INFO(r.out << r.err);
+  CHECK(mtm::test::failReason(r.out) == "");
   CHECK(r.exitCode == 0);
   CHECK(r.out.find("PASS daemon-e2e") != std::string::npos);
   CHECK(r.out.find("wrong_pages=0 ") != std::string::npos);

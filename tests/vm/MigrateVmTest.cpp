@@ -11,6 +11,7 @@ TEST_CASE("pages move 0 -> 2 -> 3 -> 0 under a budget while written, THPs whole,
   auto r = mtm::test::vmlab({"--nodes", "4", "--node-mem", "768M,512M,512M,512M", "--add", writerLib(), "--add",
                              mtm::test::sourceDir() + "/tests/vm/migrate-e2e.sh:/bin/migrate-e2e", "--", "migrate-e2e"});
   INFO(r.out << r.err);
+  CHECK(mtm::test::failReason(r.out) == "");
   CHECK(r.exitCode == 0);
   CHECK(r.out.find("PASS migrate-e2e") != std::string::npos);
   CHECK(r.out.find("wrong_words=0") != std::string::npos);
@@ -25,6 +26,7 @@ TEST_CASE("a THP is split and moved in parts then collapsed again while written 
                              mtm::test::sourceDir() + "/tests/vm/thp-split-e2e.sh:/bin/thp-split-e2e", "--",
                              "thp-split-e2e"});
   INFO(r.out << r.err);
+  CHECK(mtm::test::failReason(r.out) == "");
   CHECK(r.exitCode == 0);
   CHECK(r.out.find("PASS thp-split-e2e") != std::string::npos);
   CHECK(r.out.find("wrong_words=0") != std::string::npos);

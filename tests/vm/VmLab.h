@@ -14,4 +14,12 @@ inline RunResult vmlab(std::vector<std::string> args) {
   return run(argv);
 }
 
+// The guest script's "FAIL: why" line, or "" when there is none: checked first, so that a
+// failure's reason leads the report even when a long log that follows it is cut.
+inline std::string failReason(const std::string& out) {
+  const size_t at = out.rfind("FAIL: ");
+  if (at == std::string::npos) return "";
+  return out.substr(at, out.find('\n', at) - at);
+}
+
 }  // namespace mtm::test

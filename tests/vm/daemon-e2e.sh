@@ -43,13 +43,14 @@ grep -q "wrong_pages=0 " /tmp/run.log || fail "the workload found corrupted page
 # Per phase (columns: phase reaction hot_top old_top old_next old_bottom cold_top): hot_top >= 0.8;
 # from phase 1 on, at most half the old hot set still in the top tier and little of it in the
 # slowest tier (demotion goes one tier down while there is room).
-awk 'NF == 7 && $1 ~ /^[0-9]+$/ {
+bad=$(awk 'NF == 7 && $1 ~ /^[0-9]+$/ {
        n++
        if ($3 < 0.8) { print "phase " $1 ": only " $3 " of the hot set in the top tier"; bad = 1 }
        if ($1 > 0 && $4 > 0.5) { print "phase " $1 ": " $4 " of the old hot set still in the top tier"; bad = 1 }
        if ($1 > 0 && $6 > 0.2) { print "phase " $1 ": " $6 " of the old hot set went to the slowest tier"; bad = 1 }
      }
-     END { if (n != 4) { print "expected 4 phases, saw " n; bad = 1 } exit bad }' /tmp/watch.log || fail "placement"
+     END { if (n != 4) { print "expected 4 phases, saw " n; bad = 1 } exit bad }' /tmp/watch.log) ||
+  fail "placement:" $bad
 mtmctl -c "$config" status > /tmp/status.txt || fail "mtmd gone after the workload exited"
 grep -q "no managed processes" /tmp/status.txt || fail "the exited workload is still listed: $(cat /tmp/status.txt)"
 grep -q "promoted_in" /tmp/status.txt || fail "status without tier stats"

@@ -17,6 +17,7 @@
 #include "mtm/Result.h"
 #include "mtm/Table.h"
 #include "mtm/config/Config.h"
+#include "mtm/daemon/ExitWatch.h"
 #include "mtm/daemon/Machine.h"
 #include "mtm/migrate/LiveKernel.h"
 #include "mtm/policy/Policy.h"
@@ -76,6 +77,11 @@ class Manager {
   // Attaches what the config's targets section matches now (pids, cgroups, command names).
   void attachConfigTargets();
 
+  // Exits as they happen, for the caller's poll(2): a managed process that exits is forgotten
+  // by onExits at once, so `mtmctl status` never lists it, even in the middle of an interval.
+  std::vector<pollfd> exitPollFds() const { return exits_.pollFds(); }
+  void onExits(const std::vector<pollfd>& ready);
+
   // One interval: snapshot, fresh free memory, plan, moves (demotions first, to make room).
   IntervalReport runInterval();
 
@@ -101,6 +107,9 @@ class Manager {
   // Profiled bytes per tier of the targets `viewer` may see (root: all).
   std::vector<uint64_t> tierTotals(uid_t viewer) const;
   void account(const migrate::MoveStats& stats, const std::vector<migrate::MoveRequest>& requests, migrate::MoveKind kind);
+  // Stops managing pid: the profiler drops it and the next snapshot lists it as exited, so the
+  // policy forgets it too.
+  void forget(int pid);
 
   config::Config config_;
   Machine machine_;
@@ -114,6 +123,8 @@ class Manager {
   std::map<int, TargetStats> targets_;
   std::set<int> detached_;            // detached by request: the config does not bring them back
   std::set<int> unattachable_;        // config matches that could not be attached (warned once)
+  ExitWatch exits_;
+  std::vector<int> forgotten_;        // dropped since the last interval: for the next snapshot's exited
   std::vector<TierStats> tierStats_;
   profiler::Snapshot last_;
   IntervalReport lastReport_;

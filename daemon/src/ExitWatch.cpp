@@ -1,0 +1,49 @@
+#include "mtm/daemon/ExitWatch.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace mtm::daemon {
+
+ExitWatch::~ExitWatch() {
+  for (const auto& [pid, fd] : fds_) ::close(fd);
+}
+
+bool ExitWatch::watch(pid_t pid) {
+  if (fds_.count(pid)) return true;
+  // glibc 2.36 declares pidfd_open in <sys/pidfd.h>; the syscall keeps older headers working.
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return false;
+  fds_.emplace(pid, fd);
+  return true;
+}
+
+void ExitWatch::forget(pid_t pid) {
+  auto it = fds_.find(pid);
+  if (it == fds_.end()) return;
+  ::close(it->second);
+  fds_.erase(it);
+}
+
+std::vector<pollfd> ExitWatch::pollFds() const {
+  std::vector<pollfd> fds;
+  fds.reserve(fds_.size());
+  for (const auto& [pid, fd] : fds_) fds.push_back({fd, POLLIN, 0});
+  return fds;
+}
+
+std::vector<pid_t> ExitWatch::exited(const std::vector<pollfd>& ready) {
+  std::vector<pid_t> gone;
+  for (const auto& p : ready) {
+    if (p.revents == 0) continue;
+    for (const auto& [pid, fd] : fds_)
+      if (fd == p.fd) {
+        gone.push_back(pid);
+        break;
+      }
+  }
+  for (pid_t pid : gone) forget(pid);
+  return gone;
+}
+
+}  // namespace mtm::daemon
