@@ -1,5 +1,6 @@
 #include "mtm/daemon/ExitWatch.h"
 
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -9,8 +10,19 @@ ExitWatch::~ExitWatch() {
   for (const auto& [pid, fd] : fds_) ::close(fd);
 }
 
+namespace {
+
+size_t maxWatched() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return 256;
+  return static_cast<size_t>(lim.rlim_cur / 4);
+}
+
+}  // namespace
+
 bool ExitWatch::watch(pid_t pid) {
   if (fds_.count(pid)) return true;
+  if (fds_.size() >= maxWatched()) return false;
   // glibc 2.36 declares pidfd_open in <sys/pidfd.h>; the syscall keeps older headers working.
   const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (fd < 0) return false;

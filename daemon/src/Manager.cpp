@@ -93,7 +93,7 @@ Status Manager::attach(int pid, const std::string& origin) {
   t.tierBytes.assign(machine_.tiers.tiers.size(), 0);
   targets_.emplace(pid, std::move(t));
   detached_.erase(pid);
-  exits_.watch(pid);
+  if (!exits_.watch(pid)) MTM_DEBUG("pid={}: no pidfd, its exit is noticed at the next interval", pid);
   MTM_INFO("attach pid={} comm={} uid={} origin=\"{}\"", pid, id->comm, id->realUid, origin);
   return {};
 }

@@ -19,8 +19,9 @@ class ExitWatch {
   ExitWatch& operator=(const ExitWatch&) = delete;
   ~ExitWatch();
 
-  // false when the pid cannot be watched (gone already, or no pidfd_open): the caller's
-  // periodic check still finds its exit.
+  // false when the pid cannot be watched (gone already, no pidfd_open, or a quarter of the
+  // process's file-descriptor limit already spent on pidfds, which leaves the rest for clients,
+  // perf events and BPF): the caller's periodic check still finds its exit.
   bool watch(pid_t pid);
   void forget(pid_t pid);
   bool watching(pid_t pid) const { return fds_.count(pid) > 0; }
