@@ -111,6 +111,30 @@ TEST_CASE("a managed process that exits is gone from mtmctl status at once and n
   CHECK(d.process->log().find("target pid=" + pid + " exited") != std::string::npos);
 }
 
+TEST_CASE("mtmd's open descriptors do not grow with managed processes that come and go", "[daemon][host]") {
+  Daemon d("profiler:\n  interval_ms: 100\n");
+  const std::string fdDir = "/proc/" + std::to_string(d.process->pid()) + "/fd";
+  auto openFds = [&] { return std::distance(std::filesystem::directory_iterator(fdDir), {}); };
+  const auto before = openFds();
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::unique_ptr<ChildProcess>> sleepers;
+    for (int i = 0; i < 20; ++i) {
+      sleepers.push_back(std::make_unique<ChildProcess>(std::vector<std::string>{"/bin/sleep", "30"}, d.dir.path() + "/sleep.log"));
+      REQUIRE(d.ctl({"attach", std::to_string(sleepers.back()->pid())}).exitCode == 0);
+    }
+    CHECK(openFds() > before);  // each target holds at least its pidfd
+    for (size_t i = 0; i < sleepers.size(); ++i) {
+      if (i % 2) {  // half detached, half killed
+        CHECK(d.ctl({"detach", std::to_string(sleepers[i]->pid())}).exitCode == 0);
+      }
+      sleepers[i]->signal(SIGKILL);
+      sleepers[i]->wait();
+    }
+    REQUIRE(d.ctl({"status"}).out.find("no managed processes") != std::string::npos);
+    CHECK(openFds() == before);
+  }
+}
+
 TEST_CASE("the socket refuses another user's process and malformed requests -- mtmd keeps running", "[daemon][host]") {
   Daemon d;
   ChildProcess rootSleeper({"/bin/sleep", "30"}, d.dir.path() + "/sleep.log");
