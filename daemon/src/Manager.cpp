@@ -211,6 +211,7 @@ IntervalReport Manager::runIntervalSteps() {
     return rep;
   }
   auto plan = policy_->plan(last_, machine_.tiers);
+  for (const auto& c : plan.cuts) profiler_->cutRegion(c.pid, c.addr);
   std::vector<migrate::MoveRequest> promotions, demotions;
   for (auto& m : plan.moves) {
     if (!targets_.count(m.pid)) continue;

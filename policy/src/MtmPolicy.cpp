@@ -114,20 +114,24 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
   auto movedBytes = [&](const profiler::RegionInfo& r, migrate::MoveKind kind) {
     return splits(r, kind) ? bytesOf(hotParts(r)) : r.end - r.start;
   };
-  auto take = [&](size_t i, size_t from, size_t to, migrate::MoveKind kind) {
+  // Moves region i, or only its part [start, end) when given, from tier `from` to tier `to`.
+  auto take = [&](size_t i, size_t from, size_t to, migrate::MoveKind kind, uint64_t start = 0, uint64_t end = 0) {
     const auto& r = snap.regions[i];
-    const uint64_t bytes = movedBytes(r, kind);
+    const bool part = end != 0;
+    const uint64_t bytes = part ? end - start : movedBytes(r, kind);
     if (bytes / kPage > budget) return false;
     budget -= bytes / kPage;
     room.move(from, to, bytes);
     plan.moves.push_back(requestWithTierFallback(r, tiers, to, kind));
-    if (splits(r, kind)) {
+    if (part) plan.moves.back().ranges = {{start, end}};
+    if (!part && splits(r, kind)) {
       plan.moves.back().ranges = hotParts(r);
       plan.moves.back().splitPartialThps = true;
       for (uint64_t a = r.start & ~(kThp - 1); a < r.end; a += kThp) splitThps_.insert({r.pid, a});
     }
+    // A region placed in parts is remembered by its first (fastest) part's tier.
+    if (!planned[i]) lastMove_[{r.pid, r.start}] = {snap.interval, kind, static_cast<int>(to)};
     planned[i] = true;
-    lastMove_[{r.pid, r.start}] = {snap.interval, kind, static_cast<int>(to)};
     return true;
   };
   // The movable regions of `tier` at or below hotness `limit`, coldest first, and their bytes.
@@ -168,18 +172,31 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
 
   // Fast promotion: hot regions in lower tiers, hottest first, straight to the fastest tier
   // with room -- making room there, if needed, by demoting its coldest regions: cold ones, or
-  // any that the global ranking puts at least promote_margin below the region coming in.
+  // any that the global ranking puts at least promote_margin below the region coming in. A
+  // region too big for the room a tier has or can make fills that room with its first whole
+  // 2 MiB granules, and the rest goes on to the next tier: a coarse region (few checks so far,
+  // its hot part not yet split off) is not held out of the top tier by its size.
   for (size_t i : order) {
     const auto& r = snap.regions[i];
     if (r.hotness < pc.hotThreshold + pc.promoteMargin) break;
     if (r.tier <= 0 || planned[i] || cooling(r, migrate::MoveKind::Promotion)) continue;
-    const uint64_t size = movedBytes(r, migrate::MoveKind::Promotion);
-    for (size_t to = 0; to < static_cast<size_t>(r.tier); ++to) {
-      if (room.spare(to) < static_cast<int64_t>(size))
-        demote(to, static_cast<int64_t>(size) - room.spare(to), std::max(pc.coldThreshold, r.hotness - pc.promoteMargin), true);
-      if (room.spare(to) >= static_cast<int64_t>(size)) {
-        take(i, static_cast<size_t>(r.tier), to, migrate::MoveKind::Promotion);
+    const size_t from = static_cast<size_t>(r.tier);
+    const bool whole = splits(r, migrate::MoveKind::Promotion);  // a THP's hot part: never cut
+    uint64_t start = r.start;
+    for (size_t to = 0; to < from; ++to) {
+      const auto size = static_cast<int64_t>(start == r.start ? movedBytes(r, migrate::MoveKind::Promotion) : r.end - start);
+      if (room.spare(to) < size)
+        demote(to, size - room.spare(to), std::max(pc.coldThreshold, r.hotness - pc.promoteMargin), true);
+      if (room.spare(to) >= size) {
+        if (start == r.start) take(i, from, to, migrate::MoveKind::Promotion);
+        else take(i, from, to, migrate::MoveKind::Promotion, start, r.end);
         break;
+      }
+      if (whole || room.spare(to) <= 0) continue;
+      const uint64_t cut = (start + static_cast<uint64_t>(room.spare(to))) & ~(kThp - 1);
+      if (cut > start && take(i, from, to, migrate::MoveKind::Promotion, start, cut)) {
+        plan.cuts.push_back({r.pid, cut});
+        start = cut;
       }
     }
   }

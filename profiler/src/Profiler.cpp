@@ -90,6 +90,11 @@ void Profiler::removeTarget(int pid) {
   targets_.erase(it);
 }
 
+bool Profiler::cutRegion(int pid, uint64_t addr) {
+  auto it = targets_.find(pid);
+  return it != targets_.end() && it->second.regions && it->second.regions->cutAt(addr);
+}
+
 uint64_t Profiler::mapsReads(int pid) const {
   auto it = targets_.find(pid);
   return it == targets_.end() ? 0 : it->second.mapsReads;

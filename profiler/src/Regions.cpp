@@ -161,6 +161,24 @@ void reshaped(Region& r) {
 
 }  // namespace
 
+bool RegionSet::cutAt(uint64_t addr) {
+  Region* r = find(addr);
+  if (r == nullptr || addr == r->start || addr % kPage != 0 || (r->huge && addr % kHuge != 0) ||
+      regions_.size() >= config_.maxRegions)
+    return false;
+  const double confidence = r->confidence, size = double(r->size());
+  Region tail = *r;
+  tail.start = addr;
+  r->end = addr;
+  for (Region* part : {r, &tail}) {
+    part->confidence = confidence * double(part->size()) / size;
+    part->age = 0;
+    reshaped(*part);
+  }
+  regions_.insert(regions_.begin() + (r - regions_.data()) + 1, std::move(tail));
+  return true;
+}
+
 void RegionSet::observeRange(uint64_t start, uint64_t end, double fraction) {
   const auto accessed = static_cast<uint32_t>(std::lround(fraction * kRangeWeight));
   for (auto& r : regions_) {

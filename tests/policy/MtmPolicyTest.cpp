@@ -180,14 +180,54 @@ TEST_CASE("one global ranking: a hot region displaces a warm one from the top ti
   CHECK(plan.moves[0].ranges[0].start == s.regions[0].start);
   CHECK(plan.moves[0].toNode == 1);
   CHECK(plan.moves[1].toNode == 0);
-  // A resident as hot as the newcomer but for less than promote_margin stays; the newcomer goes
-  // to the fastest tier with room instead.
+  // A resident as hot as the newcomer but for less than promote_margin stays; the newcomer
+  // fills what room tier 0 has (30 MiB free less the 2% watermark: 8 MiB in whole 2 MiB
+  // granules) and the rest goes to the fastest tier with room.
   MtmPolicy q(cfg());
   s.regions = {region(0, 64, 0.85, 0), region(100, 64, 0.9, 2)};
   plan = q.plan(s, tiers({{1024, 30}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 2);
+  for (const auto& m : plan.moves) CHECK(m.kind == migrate::MoveKind::Promotion);
+  CHECK(plan.moves[0].toNode == 0);
+  CHECK(plan.moves[0].ranges == std::vector<migrate::AddressRange>{{s.regions[1].start, s.regions[1].start + 8 * kMiB}});
+  CHECK(plan.moves[1].toNode == 1);
+  CHECK(plan.moves[1].ranges == std::vector<migrate::AddressRange>{{s.regions[1].start + 8 * kMiB, s.regions[1].end}});
+}
+
+// What the VM lab showed: a coarse region (its hot part not yet split off from the cold rest)
+// bigger than the room tier 0 can make went whole to tier 1 and stayed there.
+TEST_CASE("a hot region bigger than the top tier's room fills it and the rest goes to the next tier with room", "[policy]") {
+  MtmPolicy p(cfg());
+  profiler::Snapshot s;
+  s.interval = 10;
+  s.regions = {region(0, 224, 0.9, 3)};
+  s.regions[0].start += 4096;  // not 2 MiB-aligned: the cut falls on a 2 MiB boundary
+  // Tier 0: 150 MiB free of 256, 5 MiB of it the low watermark; tier 1 full.
+  auto t = tiers({{256, 150}, {1024, 10}, {1024, 512}, {1024, 512}});
+  auto plan = p.plan(s, t);
+  REQUIRE(plan.moves.size() == 2);
+  const uint64_t cut = (s.regions[0].start + 144 * kMiB) & ~(2 * kMiB - 1);
+  CHECK(plan.moves[0].toNode == 0);
+  CHECK(plan.moves[0].ranges == std::vector<migrate::AddressRange>{{s.regions[0].start, cut}});
+  CHECK(plan.moves[1].toNode == 2);  // tier 1 has no room
+  CHECK(plan.moves[1].ranges == std::vector<migrate::AddressRange>{{cut, s.regions[0].end}});
+  // The profiler cuts the region there: the part left in tier 2 is ranked on its own.
+  REQUIRE(plan.cuts.size() == 1);
+  CHECK(plan.cuts[0].pid == 7);
+  CHECK(plan.cuts[0].addr == cut);
+  // The region is remembered by its first part: should its checks place it in tier 2 next
+  // interval, it is not moved again within the cooldown.
+  s.interval = 11;
+  s.regions[0].tier = s.regions[0].node = 2;
+  CHECK(p.plan(s, t).moves.empty());
+
+  // Where no tier has room for the rest, only the first part moves.
+  MtmPolicy q(cfg());
+  s.interval = 10;
+  s.regions[0].tier = s.regions[0].node = 3;
+  plan = q.plan(s, tiers({{256, 150}, {1024, 10}, {1024, 10}, {1024, 512}}));
   REQUIRE(plan.moves.size() == 1);
-  CHECK(plan.moves[0].kind == migrate::MoveKind::Promotion);
-  CHECK(plan.moves[0].toNode == 1);
+  CHECK(plan.moves[0].ranges == std::vector<migrate::AddressRange>{{s.regions[0].start, cut}});
 }
 
 TEST_CASE("when the kernel finds a tier full, a move falls back to the next tier on its way, never past it", "[policy]") {

@@ -247,3 +247,40 @@ TEST_CASE("a region whose checks find only 4 KiB PTEs for 3 intervals is no long
   rs.endInterval();
   CHECK_FALSE(rs.regions()[0].huge);
 }
+
+TEST_CASE("a region a policy moved in part is cut where the move ended and both parts keep its history", "[regions]") {
+  OneRegion one(64 * kM);
+  RegionSet& rs = one.rs;
+  touch(rs, kB, kB + 64 * kM, true, 32);  // evenly hot: nothing splits it
+  rs.endInterval();
+  REQUIRE(rs.regions().size() == 1);
+  const double confidence = rs.regions()[0].confidence;
+
+  CHECK(rs.cutAt(kB + 48 * kM));
+  REQUIRE(rs.regions().size() == 2);
+  CHECK(rs.regions()[0].end == kB + 48 * kM);
+  CHECK(rs.regions()[1].start == kB + 48 * kM);
+  CHECK(rs.regions()[1].end == kB + 64 * kM);
+  for (const auto& r : rs.regions()) {
+    CHECK(r.hotness == Approx(1.0));
+    CHECK(r.age == 0);
+  }
+  CHECK(rs.regions()[0].confidence == Approx(confidence * 0.75));
+  CHECK(rs.regions()[1].confidence == Approx(confidence * 0.25));
+
+  CHECK_FALSE(rs.cutAt(kB + 48 * kM));       // a boundary already
+  CHECK_FALSE(rs.cutAt(kB + 64 * kM));       // past the end
+  CHECK_FALSE(rs.cutAt(kB + 8 * kM + 100));  // not on a page
+  one.cfg.maxRegions = 2;
+  CHECK_FALSE(rs.cutAt(kB + 8 * kM));        // at max_regions
+}
+
+TEST_CASE("a THP-backed region is cut on 2 MiB boundaries only", "[regions]") {
+  OneRegion one(8 * kM);
+  RegionSet& rs = one.rs;
+  rs.observe(kB, true, -1, mtm::profiler::Mapping::pmd);
+  rs.endInterval();
+  REQUIRE(rs.regions()[0].huge);
+  CHECK_FALSE(rs.cutAt(kB + kM));
+  CHECK(rs.cutAt(kB + 4 * kM));
+}

@@ -20,9 +20,17 @@ struct CollapseRequest {
   std::vector<migrate::AddressRange> ranges;
 };
 
+// Where a move took only part of a region: the profiler cuts the region there, so that the
+// part left behind is ranked and moved on its own.
+struct RegionCut {
+  int pid = 0;
+  uint64_t addr = 0;
+};
+
 struct Plan {
   std::vector<migrate::MoveRequest> moves;  // the mover runs promotions first
   std::vector<CollapseRequest> collapses;    // after the moves
+  std::vector<RegionCut> cuts;
 };
 
 class Policy {

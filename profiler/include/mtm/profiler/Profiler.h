@@ -29,6 +29,8 @@ class Profiler {
   // Starts profiling a process: every active source attaches (those that cannot are logged).
   Status addTarget(int pid);
   void removeTarget(int pid);
+  // RegionSet::cutAt for a target's regions; false where it cut nothing.
+  bool cutRegion(int pid, uint64_t addr);
   bool hasTarget(int pid) const { return targets_.count(pid) > 0; }
   size_t targetCount() const { return targets_.size(); }
 

@@ -80,6 +80,12 @@ class RegionSet {
   // merges similar neighbours. Clears the interval's observations.
   RegionStats endInterval();
 
+  // Cuts the region around `addr` in two there, both parts keeping its history (false: `addr`
+  // is a boundary already, inside no region, not 2 MiB-aligned in a huge region, or the
+  // region count is at profiler.max_regions). For a policy that moved only part of a region:
+  // the parts now lie on different nodes, and each is ranked and moved on its own from then on.
+  bool cutAt(uint64_t addr);
+
   const std::vector<Region>& regions() const { return regions_; }
   std::vector<Region>& regions() { return regions_; }
   uint64_t bytes() const;
