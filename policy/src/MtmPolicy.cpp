@@ -192,7 +192,9 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
         else take(i, from, to, migrate::MoveKind::Promotion, start, r.end);
         break;
       }
-      if (whole || room.spare(to) <= 0) continue;
+      // At least half of what is left, so that a region merely larger than a tier's spare
+      // memory at the moment still moves whole (to the next tier, then up once room is made).
+      if (whole || 2 * room.spare(to) < size) continue;
       const uint64_t cut = (start + static_cast<uint64_t>(room.spare(to))) & ~(kThp - 1);
       if (cut > start && take(i, from, to, migrate::MoveKind::Promotion, start, cut)) {
         plan.cuts.push_back({r.pid, cut});
