@@ -173,9 +173,10 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
   // Fast promotion: hot regions in lower tiers, hottest first, straight to the fastest tier
   // with room -- making room there, if needed, by demoting its coldest regions: cold ones, or
   // any that the global ranking puts at least promote_margin below the region coming in. A
-  // region too big for the room a tier has or can make fills that room with its first whole
-  // 2 MiB granules, and the rest goes on to the next tier: a coarse region (few checks so far,
-  // its hot part not yet split off) is not held out of the top tier by its size.
+  // region too big for the room a tier has or can make, when that room is at least half of it,
+  // fills the room with its first whole 2 MiB granules and the rest goes on to the next tier: a
+  // coarse region (few checks so far, its hot part not yet split off) is not held out of the
+  // top tier by its size.
   for (size_t i : order) {
     const auto& r = snap.regions[i];
     if (r.hotness < pc.hotThreshold + pc.promoteMargin) break;
