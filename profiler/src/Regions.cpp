@@ -159,6 +159,18 @@ void reshaped(Region& r) {
   r.hotEighths = 0;
 }
 
+// [start, end) of `r` as a region of its own: its history, with the confidence of its share of
+// the checks, and new (age 0).
+Region pieceOf(const Region& r, uint64_t start, uint64_t end) {
+  Region piece = r;
+  piece.start = start;
+  piece.end = end;
+  piece.age = 0;
+  piece.confidence = r.confidence * double(piece.size()) / double(r.size());
+  reshaped(piece);
+  return piece;
+}
+
 }  // namespace
 
 bool RegionSet::cutAt(uint64_t addr) {
@@ -166,15 +178,8 @@ bool RegionSet::cutAt(uint64_t addr) {
   if (r == nullptr || addr == r->start || addr % kPage != 0 || (r->huge && addr % kHuge != 0) ||
       regions_.size() >= config_.maxRegions)
     return false;
-  const double confidence = r->confidence, size = double(r->size());
-  Region tail = *r;
-  tail.start = addr;
-  r->end = addr;
-  for (Region* part : {r, &tail}) {
-    part->confidence = confidence * double(part->size()) / size;
-    part->age = 0;
-    reshaped(*part);
-  }
+  Region tail = pieceOf(*r, addr, r->end);
+  *r = pieceOf(*r, r->start, addr);
   regions_.insert(regions_.begin() + (r - regions_.data()) + 1, std::move(tail));
   return true;
 }
@@ -288,18 +293,13 @@ void RegionSet::split(Region r, std::vector<Region>& out, RegionStats& stats, si
   const auto all = std::move(r.samples);  // sorted by address: each part takes a stretch
   auto from = all.begin();
   for (size_t k = 0; k + 1 < cuts.size(); ++k) {
-    Region part = r;
-    part.start = cuts[k];
-    part.end = cuts[k + 1];
+    Region part = pieceOf(r, cuts[k], cuts[k + 1]);
     const auto to = std::lower_bound(from, all.end(), std::make_pair(part.end, false));
     part.samples.assign(from, to);
     from = to;
     size_t acc = 0;
     for (const auto& s : part.samples) acc += s.second;
     part.hotness = part.lastFraction = double(acc) / double(part.samples.size());
-    part.age = 0;
-    part.confidence = r.confidence * double(part.size()) / double(r.size());
-    reshaped(part);
     split(std::move(part), out, stats, budget - 1);
   }
   stats.splits += static_cast<uint32_t>(cuts.size() - 2);
