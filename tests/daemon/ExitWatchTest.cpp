@@ -1,26 +1,20 @@
 // ExitWatch on real processes: a pidfd turns readable when its process exits, and only then.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <csignal>
 
+#include "ChildProcess.h"
+#include "Run.h"
 #include "mtm/daemon/ExitWatch.h"
 
 using mtm::daemon::ExitWatch;
+using mtm::test::ChildProcess;
 
 namespace {
 
-pid_t startSleeper() {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::pause();
-    ::_exit(0);
-  }
-  REQUIRE(pid > 0);
-  return pid;
-}
+struct Sleeper : mtm::test::TempDir, ChildProcess {
+  Sleeper() : ChildProcess({"/bin/sleep", "30"}, path() + "/stderr") {}
+};
 
 std::vector<pollfd> pollNow(const ExitWatch& w, int timeoutMs) {
   auto fds = w.pollFds();
@@ -32,31 +26,30 @@ std::vector<pollfd> pollNow(const ExitWatch& w, int timeoutMs) {
 
 TEST_CASE("ExitWatch reports a process when it exits and not before", "[daemon]") {
   ExitWatch w;
-  const pid_t a = startSleeper();
-  const pid_t b = startSleeper();
-  REQUIRE(w.watch(a));
-  REQUIRE(w.watch(b));
+  Sleeper a, b;
+  REQUIRE(w.watch(a.pid()));
+  REQUIRE(w.watch(b.pid()));
   CHECK(w.pollFds().size() == 2);
   CHECK(w.exited(pollNow(w, 0)).empty());
 
-  ::kill(b, SIGKILL);
-  ::waitpid(b, nullptr, 0);
-  CHECK(w.exited(pollNow(w, 1000)) == std::vector<pid_t>{b});
-  CHECK_FALSE(w.watching(b));
-  CHECK(w.watching(a));
+  const pid_t bPid = b.pid();  // wait() forgets it
+  b.signal(SIGKILL);
+  b.wait();
+  CHECK(w.exited(pollNow(w, 1000)) == std::vector<pid_t>{bPid});
+  CHECK_FALSE(w.watching(bPid));
+  CHECK(w.watching(a.pid()));
   CHECK(w.exited(pollNow(w, 0)).empty());
 
-  w.forget(a);
+  w.forget(a.pid());
   CHECK(w.pollFds().empty());
-  ::kill(a, SIGKILL);
-  ::waitpid(a, nullptr, 0);
 }
 
 TEST_CASE("ExitWatch cannot watch a process that is already gone", "[daemon]") {
-  const pid_t gone = startSleeper();
-  ::kill(gone, SIGKILL);
-  ::waitpid(gone, nullptr, 0);
+  Sleeper gone;
+  const pid_t pid = gone.pid();  // wait() forgets it
+  gone.signal(SIGKILL);
+  gone.wait();
   ExitWatch w;
-  CHECK_FALSE(w.watch(gone));
+  CHECK_FALSE(w.watch(pid));
   CHECK(w.pollFds().empty());
 }
