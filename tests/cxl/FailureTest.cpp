@@ -181,7 +181,7 @@ TEST_CASE("bad arguments are refused before anything moves", "[cxl]") {
 
 TEST_CASE("send and recv in a group pass messages larger than the ring", "[cxl]") {
   TempPool pool;
-  const std::size_t count = 3 << 20;  // 12 MiB each way, the p2p ring holds 128 KiB
+  const std::size_t count = 3 << 20;  // 12 MiB each way, the p2p ring holds 1 MiB
   std::vector<int> codes = onRanks(2, 30000, 5000, [&](cxlcclComm_t comm, int rank) {
     int peer = 1 - rank;
     std::vector<std::int32_t> send(count), recv(count, -1);

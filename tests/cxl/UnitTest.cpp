@@ -86,6 +86,21 @@ TEST_CASE("every flag of the layout has a line of its own", "[cxl]") {
   }
 }
 
+TEST_CASE("a send and recv ring shares half its writer's ring among the peers", "[cxl]") {
+  auto pairBytes = [](int n) {
+    Layout layout(LayoutParams{n, 128, 256 << 10, 8});
+    CHECK(layout.p2pChunkBytes() % 4096 == 0);
+    return layout.p2pChunkBytes() * kP2pChunks;
+  };
+  CHECK(pairBytes(2) == (1u << 20));
+  CHECK(pairBytes(3) == (512u << 10));
+  CHECK(pairBytes(5) == (256u << 10));
+  CHECK(pairBytes(4) == 4 * (84u << 10));  // a third of 1 MiB in whole pages a slot
+  // Never less than chunkBytes / 2 a pair, however many ranks share it.
+  CHECK(pairBytes(9) == (128u << 10));
+  CHECK(pairBytes(64) == (128u << 10));
+}
+
 TEST_CASE("reductions of half and bfloat16 round to nearest even", "[cxl]") {
   _Float16 a[2] = {static_cast<_Float16>(1.0f), static_cast<_Float16>(2048.0f)};
   _Float16 b[2] = {static_cast<_Float16>(0.5f), static_cast<_Float16>(1.0f)};
