@@ -211,7 +211,6 @@ IntervalReport Manager::runIntervalSteps() {
     return rep;
   }
   auto plan = policy_->plan(last_, machine_.tiers);
-  for (const auto& c : plan.cuts) profiler_->cutRegion(c.pid, c.addr);
   std::vector<migrate::MoveRequest> promotions, demotions;
   for (auto& m : plan.moves) {
     if (!targets_.count(m.pid)) continue;
@@ -228,6 +227,9 @@ IntervalReport Manager::runIntervalSteps() {
       for (const auto& r : c.ranges) MTM_INFO("dry-run collapse pid={} range={:#x}-{:#x}", c.pid, r.start, r.end);
     return rep;
   }
+  // A region the plan moves in part is cut where the part ends, so that each part is ranked on its
+  // own from now on (a dry run leaves the profiler's regions as they were).
+  for (const auto& c : plan.cuts) profiler_->cutRegion(c.pid, c.addr);
   // Demotions first: they make the room the promotions were planned into.
   for (auto kind : {migrate::MoveKind::Demotion, migrate::MoveKind::Promotion}) {
     const auto& list = kind == migrate::MoveKind::Promotion ? promotions : demotions;

@@ -15,3 +15,13 @@ TEST_CASE("mtmd moves a moving hot set into the top tier and the old one down, a
   CHECK(r.out.find("PASS daemon-e2e") != std::string::npos);
   CHECK(r.out.find("wrong_pages=0 ") != std::string::npos);
 }
+
+// Dry run: the policy plans, the plan is logged, and not one page moves.
+TEST_CASE("mtmctl run --dry-run logs the promotions it would make and moves no page", "[vm][daemon]") {
+  auto r = mtm::test::vmlab({"--nodes", "4", "--node-mem", "256M,512M,512M,768M", "--add",
+                             mtm::test::sourceDir() + "/tests/vm/dry-run-e2e.sh:/bin/dry-run-e2e", "--", "dry-run-e2e"});
+  INFO(r.out << r.err);
+  CHECK(mtm::test::failReason(r.out) == "");
+  CHECK(r.exitCode == 0);
+  CHECK(r.out.find("PASS dry-run-e2e") != std::string::npos);
+}

@@ -185,6 +185,7 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
 
 int runCommand(const Global& global, const RunOptions& o) {
   if (o.quiet) log::get().set_level(spdlog::level::err);
+  else if (o.dryRun) log::get().set_level(spdlog::level::info);  // the plan is logged at info: show it
   auto cfg = effectiveConfig(global);
   if (!cfg) return fail(cfg.error().message());
   const bool wantsEmbedded = o.embedded || !o.policy.empty() || o.dryRun || !o.record.empty() || !o.heatmap.empty();
