@@ -6,6 +6,7 @@
 TEST_CASE("mtmd moves a moving hot set into the top tier and the old one down, and survives abuse", "[vm][daemon]") {
   const std::string dir = mtm::test::sourceDir() + "/tests/vm/";
   auto r = mtm::test::vmlab({"--nodes", "4", "--node-mem", "256M,512M,512M,768M", "--add", dir + "daemon-e2e.sh:/bin/daemon-e2e",
+                             "--add", dir + "writer-lib.sh:/bin/writer-lib.sh",
                              "--add", dir + "daemon-e2e.yaml:/etc/mtm/mtm.yaml",
                              // util-linux's setpriv: busybox's cannot change uids
                              "--add", "/usr/bin/setpriv:/usr/bin/setpriv", "--", "daemon-e2e"});
@@ -18,8 +19,9 @@ TEST_CASE("mtmd moves a moving hot set into the top tier and the old one down, a
 
 // Dry run: the policy plans, the plan is logged, and not one page moves.
 TEST_CASE("mtmctl run --dry-run logs the promotions it would make and moves no page", "[vm][daemon]") {
-  auto r = mtm::test::vmlab({"--nodes", "4", "--node-mem", "256M,512M,512M,768M", "--add",
-                             mtm::test::sourceDir() + "/tests/vm/dry-run-e2e.sh:/bin/dry-run-e2e", "--", "dry-run-e2e"});
+  const std::string dir = mtm::test::sourceDir() + "/tests/vm/";
+  auto r = mtm::test::vmlab({"--nodes", "4", "--node-mem", "256M,512M,512M,768M", "--add", dir + "dry-run-e2e.sh:/bin/dry-run-e2e",
+                             "--add", dir + "writer-lib.sh:/bin/writer-lib.sh", "--", "dry-run-e2e"});
   INFO(r.out << r.err);
   CHECK(mtm::test::failReason(r.out) == "");
   CHECK(r.exitCode == 0);

@@ -8,6 +8,7 @@
 # the daemon must survive the workload exiting, a SIGHUP with a broken config and kill -9
 # followed by a restart, and refuse another user's process.
 set -u
+. /bin/writer-lib.sh
 fail() { echo "FAIL: $*"; echo "--- mtmd log"; tail -40 /tmp/mtmd.log; exit 1; }
 config=/etc/mtm/mtm.yaml
 
@@ -28,11 +29,7 @@ grep -q "source=ebpf_abit available=yes" /tmp/mtmd.log || fail "the BPF source d
 mtmctl -c "$config" run -- mtm-test-hotset --size 512M --hot-fraction 0.25 --pattern sliding --start-node 3 \
   --phases 4 --phase-seconds 25 --truth /tmp/truth.jsonl --ready /tmp/ready > /tmp/run.log 2>&1 &
 run=$!
-i=0
-while [ ! -s /tmp/ready ]; do
-  i=$((i + 1)); [ $i -gt 600 ] && fail "workload not ready: $(cat /tmp/run.log)"; sleep 0.1
-done
-pid=$(sed 's/pid=\([0-9]*\).*/\1/' /tmp/ready)
+wait_ready /tmp/ready
 mtmctl -c "$config" status | grep -q "^$pid " || fail "pid $pid is not in mtmctl status"
 mtm-placement-watch --pid "$pid" --truth /tmp/truth.jsonl --size 512M --period 1 --label mtm > /tmp/watch.log 2>&1
 wait $run

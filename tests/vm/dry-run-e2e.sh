@@ -4,6 +4,7 @@
 # promotions it would make -- and nothing may move: the kernel's migration counters stand still
 # (the lab boots with numa_balancing off) and every page of the workload is still on node 3.
 set -u
+. /bin/writer-lib.sh
 fail() { echo "FAIL: $*"; echo "--- mtmctl run's output"; tail -30 /tmp/run.log; exit 1; }
 migrated() { awk '$1 == "pgmigrate_success" || $1 == "pgmigrate_fail" { n += $2 } END { print n + 0 }' /proc/vmstat; }
 
@@ -11,11 +12,7 @@ before=$(migrated)
 mtmctl run --dry-run -- mtm-test-hotset --size 256M --hot-fraction 0.25 --pattern sliding --start-node 3 \
   --phases 2 --phase-seconds 10 --truth /tmp/truth.jsonl --ready /tmp/ready > /tmp/run.log 2>&1 &
 run=$!
-i=0
-while [ ! -s /tmp/ready ]; do
-  i=$((i + 1)); [ $i -gt 600 ] && fail "workload not ready"; sleep 0.1
-done
-pid=$(sed 's/pid=\([0-9]*\).*/\1/' /tmp/ready)
+wait_ready /tmp/ready
 sleep 15
 # Where the workload's pages are, from the kernel's own account: N<node>=<pages> in numa_maps.
 nodes=$(awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^N[0-9]+=/) { split(substr($i, 2), kv, "="); n[kv[1]] += kv[2] } }
