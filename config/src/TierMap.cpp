@@ -1,9 +1,12 @@
 #include "mtm/config/TierMap.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "mtm/Parse.h"
+#include "mtm/config/ZoneReserve.h"
 
 namespace mtm::config {
 namespace {
@@ -88,6 +91,7 @@ Tier describeTier(const Topology& topo, const std::vector<int>& nodes, const Tie
     const auto* node = topo.node(nodes[i]);
     t.totalBytes += node->totalBytes;
     t.freeBytes += node->freeBytes;
+    t.kernelReserveBytes += node->kernelReserveBytes;
     if (node->hmat) {
       t.readLatencyNs = std::max(t.readLatencyNs.value_or(0), node->hmat->readLatencyNs);
       t.readBandwidthMBps = std::min(t.readBandwidthMBps.value_or(UINT64_MAX), node->hmat->readBandwidthMBps);
@@ -99,6 +103,30 @@ Tier describeTier(const Topology& topo, const std::vector<int>& nodes, const Tie
   if (sameKernelTier) t.kernelTier = kernelTier;
   t.capacityBytes = t.totalBytes;
   return t;
+}
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", fraction * 100);
+  return text;
+}
+
+// A low watermark below the kernel's own reserve (ZoneReserve.h) lets the policy plan moves into
+// memory the kernel will not hand out: move_pages(2) finds the node full and the mover falls back.
+// One note for all such tiers.
+void noteLowWatermarksUnderReserve(const TierMap& map, std::vector<std::string>& notes) {
+  std::string tiers;
+  double needed = 0;
+  for (const auto& t : map.tiers) {
+    const auto low = static_cast<uint64_t>(t.lowWatermark * double(t.capacityBytes));
+    if (t.capacityBytes == 0 || t.kernelReserveBytes <= low) continue;
+    tiers += (tiers.empty() ? "" : ", ") + t.name + " (" + formatBytes(low) + " < " + formatBytes(t.kernelReserveBytes) + ")";
+    needed = std::max(needed, std::ceil(double(t.kernelReserveBytes) / double(t.capacityBytes) * 1000) / 1000);
+  }
+  if (tiers.empty()) return;
+  notes.push_back("low_watermark is below the free memory the kernel keeps on the nodes of " + tiers +
+                  ": moves into them may find them full (ENOMEM) and go to the next tier; a low_watermark of " +
+                  percent(needed) + " or more avoids that");
 }
 
 std::string describeGrouping(const Grouping& g) {
@@ -209,11 +237,17 @@ Result<TierMap> buildTierMap(const Topology& topo, const TiersConfig& config) {
     map.tiers[i].index = static_cast<int>(i);
     if (map.tiers[i].name.empty()) map.tiers[i].name = "tier" + std::to_string(i);
   }
+  if (map.tiers.size() > 1) noteLowWatermarksUnderReserve(map, map.notes);
   return map;
 }
 
 Status refreshFreeMemory(TierMap& map, const KernelFs& fs) {
+  auto reserves = readZoneReserves(fs);
   for (auto& tier : map.tiers) {
+    if (reserves) {
+      tier.kernelReserveBytes = 0;
+      for (int node : tier.nodes) tier.kernelReserveBytes += (*reserves)[node];
+    }
     uint64_t free = 0;
     for (int node : tier.nodes) {
       auto f = readNodeFreeBytes(fs, node);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mtm/Parse.h"
+#include "mtm/config/ZoneReserve.h"
 
 namespace mtm::config {
 namespace {
@@ -177,6 +178,12 @@ Result<Topology> discoverTopology(const KernelFs& fs) {
     node->hasMemory = withMemory ? std::count(withMemory->begin(), withMemory->end(), id) > 0
                                  : node->totalBytes > 0;
     topo.nodes.push_back(std::move(*node));
+  }
+  if (auto reserves = readZoneReserves(fs)) {
+    for (auto& node : topo.nodes) node.kernelReserveBytes = (*reserves)[node.id];
+  } else {
+    topo.notes.push_back("no /proc/zoneinfo (" + reserves.error().message() +
+                         "): the kernel's free-memory reserve on each node is unknown");
   }
   readKernelTiers(fs, topo);
   readThp(fs, topo);

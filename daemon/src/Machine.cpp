@@ -19,13 +19,14 @@ Table tierTable(const config::TierMap& map) {
            {"capacity_bytes", "capacity[MiB]", kMiB},
            {"total_bytes", "total[MiB]", kMiB},
            {"free_bytes", "free[MiB]", kMiB},
+           {"kernel_reserve_bytes", "reserve[MiB]", kMiB},
            {"read_latency_ns", "latency[ns]"},
            {"read_bandwidth_mbps", "bandwidth[MB/s]"},
            {"distance", "distance"},
            {"kernel_tier", "kernel_tier"}});
   for (const auto& tier : map.tiers) {
     t.addRow({static_cast<int64_t>(tier.index), tier.name, tier.nodes, tier.capacityBytes,
-              tier.totalBytes, tier.freeBytes, optional(tier.readLatencyNs),
+              tier.totalBytes, tier.freeBytes, tier.kernelReserveBytes, optional(tier.readLatencyNs),
               optional(tier.readBandwidthMBps), optional(tier.minDistance), optional(tier.kernelTier)});
   }
   return t;
@@ -115,8 +116,9 @@ std::string renderMachine(const Machine& m, Format format) {
 void logMachine(const Machine& m) {
   for (const auto& note : allNotes(m)) MTM_INFO("tiers note=\"{}\"", note);
   for (const auto& t : m.tiers.tiers) {
-    MTM_INFO("tier index={} name={} nodes={} capacity={} free={} latency_ns={} source={}", t.index,
+    MTM_INFO("tier index={} name={} nodes={} capacity={} free={} kernel_reserve={} latency_ns={} source={}", t.index,
              t.name, formatNodeList(t.nodes), formatBytes(t.capacityBytes), formatBytes(t.freeBytes),
+             formatBytes(t.kernelReserveBytes),
              t.readLatencyNs ? std::to_string(*t.readLatencyNs) : "-",
              config::tierSourceName(m.tiers.source));
   }

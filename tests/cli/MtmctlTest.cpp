@@ -31,6 +31,7 @@ TEST_CASE("mtmctl tiers on a captured 4-node guest, as text, JSON and CSV", "[cl
   REQUIRE(doc["tiers"].size() == 4);
   CHECK(doc["tiers"][2]["nodes"][0].as<int>() == 2);
   CHECK(doc["tiers"][2]["read_latency_ns"].as<int>() == 280);
+  CHECK(doc["tiers"][0]["kernel_reserve_bytes"].as<uint64_t>() == (238 + 487 + 7758) * 4096ull);  // zoneinfo
   CHECK(doc["nodes"][1]["distances"][3].as<int>() == 30);
   CHECK(doc["thp"]["enabled"].as<std::string>() == "always");
 

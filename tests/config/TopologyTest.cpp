@@ -65,6 +65,16 @@ TEST_CASE("missing or malformed kernel files give a note or a clear error", "[to
     CHECK(topo->notes == std::vector<std::string>{
         "no kernel memory tiers (/sys/devices/virtual/memory_tiering missing; Linux 6.1+ has it)"});
   }
+  SECTION("no /proc/zoneinfo: no kernel reserve, and a note that says so") {
+    Broken b("vm-6.12-4node-hmat");
+    b.remove("/proc/zoneinfo");
+    auto topo = discoverTopology(b.kfs());
+    REQUIRE(topo.ok());
+    CHECK(topo->node(0)->kernelReserveBytes == 0);
+    REQUIRE(topo->notes.size() == 1);
+    CHECK(topo->notes[0].rfind("no /proc/zoneinfo (", 0) == 0);
+    CHECK(topo->notes[0].find("the kernel's free-memory reserve on each node is unknown") != std::string::npos);
+  }
   SECTION("no NUMA sysfs at all: one node from /proc/meminfo") {
     Broken b("host-6.18-1node");
     b.remove("/sys/devices/system/node");

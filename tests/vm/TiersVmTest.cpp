@@ -41,6 +41,9 @@ TEST_CASE("mtmctl tiers in a 4-node HMAT guest reports 4 tiers, fastest first, w
     CHECK(tier["capacity_bytes"].as<uint64_t>() > (384ull << 20));
     CHECK(tier["capacity_bytes"].as<uint64_t>() <= (512ull << 20));
     CHECK(tier["read_latency_ns"].as<uint64_t>() > previousLatency);
+    // The kernel's own reserve, from /proc/zoneinfo: with THP on, a few percent of the node.
+    CHECK(tier["kernel_reserve_bytes"].as<uint64_t>() > (4ull << 20));
+    CHECK(tier["kernel_reserve_bytes"].as<uint64_t>() < tier["capacity_bytes"].as<uint64_t>() / 8);
     previousLatency = tier["read_latency_ns"].as<uint64_t>();
   }
   CHECK(doc["nodes"][0]["cpus"].size() == 2);

@@ -29,6 +29,7 @@ struct NumaNode {
   bool hasMemory = false;
   uint64_t totalBytes = 0;
   uint64_t freeBytes = 0;
+  uint64_t kernelReserveBytes = 0;       // free memory the kernel keeps for itself (ZoneReserve.h)
   std::map<int, int> distance;           // to node id -> SLIT distance (10 = local)
   std::optional<HmatAccess> hmat;
   std::optional<int> kernelTier;         // id of memory_tierN holding this node
