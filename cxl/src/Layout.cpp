@@ -15,9 +15,9 @@ Layout::Layout(const LayoutParams& params) : params_(params) {
   dataOffset_ = alignUp(lines * params.lineBytes, 4096);
   p2pOffset_ = dataOffset_ + n * static_cast<std::size_t>(params.chunks) * params.chunkBytes;
   // A pair's ring: half the bytes of the writer's ring shared among its peers, in whole pages,
-  // and at least chunkBytes / 8 a slot.
+  // and at least chunkBytes / 8 a slot -- whole lines, so that no line holds two pairs' data.
   const std::size_t share = static_cast<std::size_t>(params.chunks) * params.chunkBytes / 2 / (n > 1 ? n - 1 : 1);
-  p2pChunkBytes_ = std::max(params.chunkBytes / 8, share / kP2pChunks / 4096 * 4096);
+  p2pChunkBytes_ = std::max(alignUp(params.chunkBytes / 8, params.lineBytes), share / kP2pChunks / 4096 * 4096);
   bytes_ = alignUp(p2pOffset_ + n * n * kP2pChunks * p2pChunkBytes(), 4096);
 }
 

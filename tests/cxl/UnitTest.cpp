@@ -99,6 +99,9 @@ TEST_CASE("a send and recv ring shares half its writer's ring among the peers", 
   // Never less than chunkBytes / 2 a pair, however many ranks share it.
   CHECK(pairBytes(9) == (128u << 10));
   CHECK(pairBytes(64) == (128u << 10));
+  // A slot is whole lines even where chunkBytes / 8 is not: 20 KiB / 8 = 2.5 KiB, lines of 4 KiB.
+  Layout wide(LayoutParams{64, 4096, 20 << 10, 8});
+  CHECK(wide.p2pChunkBytes() == 4096);
 }
 
 TEST_CASE("reductions of half and bfloat16 round to nearest even", "[cxl]") {
