@@ -6,7 +6,6 @@
 #include <map>
 
 #include "mtm/Parse.h"
-#include "mtm/config/ZoneReserve.h"
 
 namespace mtm::config {
 namespace {
@@ -242,12 +241,7 @@ Result<TierMap> buildTierMap(const Topology& topo, const TiersConfig& config) {
 }
 
 Status refreshFreeMemory(TierMap& map, const KernelFs& fs) {
-  auto reserves = readZoneReserves(fs);
   for (auto& tier : map.tiers) {
-    if (reserves) {
-      tier.kernelReserveBytes = 0;
-      for (int node : tier.nodes) tier.kernelReserveBytes += (*reserves)[node];
-    }
     uint64_t free = 0;
     for (int node : tier.nodes) {
       auto f = readNodeFreeBytes(fs, node);

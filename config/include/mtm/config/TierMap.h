@@ -24,7 +24,7 @@ struct Tier {
   uint64_t totalBytes = 0;             // memory of its nodes
   uint64_t capacityBytes = 0;          // what mtm may fill: tiers.list[].capacity or total
   uint64_t freeBytes = 0;
-  uint64_t kernelReserveBytes = 0;     // of its nodes (ZoneReserve.h)
+  uint64_t kernelReserveBytes = 0;     // of its nodes (ZoneReserve.h), read once at discovery
   double lowWatermark = 0;
   double highWatermark = 0;
   std::optional<uint64_t> readLatencyNs;     // HMAT, worst node of the tier
@@ -45,9 +45,8 @@ struct TierMap {
 
 Result<TierMap> buildTierMap(const Topology& topology, const TiersConfig& config);
 
-// Re-reads every tier's free memory and the kernel's reserve on its nodes (kept as it was when
-// /proc/zoneinfo cannot be read). A tier with a capacity below its nodes' memory counts as free
-// only what is left of that capacity: capacity - (total - free), never below 0.
+// Re-reads every tier's free memory. A tier with a capacity below its nodes' memory counts as
+// free only what is left of that capacity: capacity - (total - free), never below 0.
 Status refreshFreeMemory(TierMap& map, const KernelFs& fs);
 
 }  // namespace mtm::config
