@@ -112,6 +112,8 @@ const Section<PolicyConfig>& policySection() {
         .field("cold_threshold", &PolicyConfig::coldThreshold, Fraction{{}, 0, 1})
         .field("promote_margin", &PolicyConfig::promoteMargin, Fraction{{}, 0, 1})
         .field("cooldown_s", &PolicyConfig::cooldownS, UInt{{}, 0, 86400})
+        .field("horizon_s", &PolicyConfig::horizonS, UInt{{}, 1, 86400})
+        .field("pingpong_window_s", &PolicyConfig::pingPongWindowS, UInt{{}, 1, 86400})
         .field("thp_split_skew", &PolicyConfig::thpSplitSkew, Fraction{{}, 0, 1})
         .field("thp_collapse_skew", &PolicyConfig::thpCollapseSkew, Fraction{{}, 0, 1})
         .check([](const YAML::Node& n, const std::string& path, PolicyConfig& cfg, Context& ctx) {

@@ -110,22 +110,46 @@ std::string percent(double fraction) {
   return text;
 }
 
-// A low watermark below the kernel's own reserve (ZoneReserve.h) lets the policy plan moves into
-// memory the kernel will not hand out: move_pages(2) finds the node full and the mover falls back.
-// One note for all such tiers.
-void noteLowWatermarksUnderReserve(const TierMap& map, std::vector<std::string>& notes) {
-  std::string tiers;
-  double needed = 0;
-  for (const auto& t : map.tiers) {
-    const auto low = static_cast<uint64_t>(t.lowWatermark * double(t.capacityBytes));
-    if (t.capacityBytes == 0 || t.kernelReserveBytes <= low) continue;
-    tiers += (tiers.empty() ? "" : ", ") + t.name + " (" + formatBytes(low) + " < " + formatBytes(t.kernelReserveBytes) + ")";
-    needed = std::max(needed, std::ceil(double(t.kernelReserveBytes) / double(t.capacityBytes) * 1000) / 1000);
+// A low watermark below the kernel's own reserve (ZoneReserve.h) would let the policy plan moves
+// into memory the kernel does not hand out: move_pages(2) finds the node full (ENOMEM) and the
+// mover falls back. The effective low watermark lies that reserve plus a margin above empty; the
+// high one keeps its distance above the low one. One note for all tiers raised.
+constexpr double kReserveMargin = 0.01;  // of the tier's capacity
+
+void raiseWatermarksOverReserve(TierMap& map) {
+  std::string raised;
+  for (auto& t : map.tiers) {
+    // A capacity below the nodes' memory leaves that much of them free already.
+    const uint64_t headroom = t.totalBytes - std::min(t.totalBytes, t.capacityBytes);
+    if (t.capacityBytes == 0 || t.kernelReserveBytes <= headroom) continue;
+    const double reserve = double(t.kernelReserveBytes - headroom) / double(t.capacityBytes);
+    const double needed = std::ceil((reserve + kReserveMargin) * 1000) / 1000;
+    if (t.lowWatermark >= needed) continue;
+    const double gap = t.highWatermark - t.lowWatermark;
+    raised += (raised.empty() ? "" : ", ") + t.name + " " + percent(t.lowWatermark) + " -> " + percent(needed) + " (" +
+              formatBytes(t.kernelReserveBytes) + " kept)";
+    t.lowWatermark = needed;
+    t.highWatermark = std::max(t.highWatermark, needed + gap);
   }
-  if (tiers.empty()) return;
-  notes.push_back("low_watermark is below the free memory the kernel keeps on the nodes of " + tiers +
-                  ": moves into them may find them full (ENOMEM) and go to the next tier; a low_watermark of " +
-                  percent(needed) + " or more avoids that");
+  if (raised.empty()) return;
+  map.notes.push_back("low_watermark raised above the free memory the kernel keeps for itself, so that moves do not "
+                      "find a tier full (ENOMEM): " + raised + "; high_watermark keeps its distance above it");
+}
+
+// Whether `fine` splits the groups of `coarse` and nothing else: more groups, each inside one of
+// coarse's, in coarse's order.
+bool refines(const Grouping& fine, const Grouping& coarse) {
+  if (fine.size() <= coarse.size()) return false;
+  size_t at = 0;
+  for (const auto& group : fine) {
+    auto inside = [&](size_t c) {
+      return std::all_of(group.begin(), group.end(),
+                         [&](int n) { return std::find(coarse[c].begin(), coarse[c].end(), n) != coarse[c].end(); });
+    };
+    while (at < coarse.size() && !inside(at)) ++at;
+    if (at == coarse.size()) return false;
+  }
+  return true;
 }
 
 std::string describeGrouping(const Grouping& g) {
@@ -205,7 +229,6 @@ Result<TierMap> buildTierMap(const Topology& topo, const TiersConfig& config) {
                                     {TierSource::Hmat, byHmat, Discovery::Hmat},
                                     {TierSource::Distance, byDistance, Discovery::Distance}};
     std::optional<Grouping> chosen;
-    std::string whyNot;
     for (const auto& c : candidates) {
       if (config.discovery != Discovery::Auto && config.discovery != c.mode) continue;
       std::string why;
@@ -220,6 +243,13 @@ Result<TierMap> buildTierMap(const Topology& topo, const TiersConfig& config) {
         chosen = g;
         map.source = c.source;
         map.notes.push_back(std::string("tiers from ") + tierSourceName(c.source) + ": " + describeGrouping(*g));
+      } else if (map.source == TierSource::Kernel && refines(*g, *chosen)) {
+        // Linux 6.1 puts all HMAT-described nodes in one tier: following it would move nothing.
+        map.notes.push_back(std::string("the kernel's tiers (") + describeGrouping(*chosen) + ") lump together nodes that " +
+                            tierSourceName(c.source) + " tells apart: tiers from " + tierSourceName(c.source) + ": " +
+                            describeGrouping(*g) + " (tiers.discovery: kernel follows the kernel)");
+        chosen = g;
+        map.source = c.source;
       } else if (*g != *chosen) {
         map.notes.push_back(std::string(tierSourceName(c.source)) + " would rank nodes as " +
                             describeGrouping(*g) + "; " + tierSourceName(map.source) + " wins");
@@ -236,7 +266,7 @@ Result<TierMap> buildTierMap(const Topology& topo, const TiersConfig& config) {
     map.tiers[i].index = static_cast<int>(i);
     if (map.tiers[i].name.empty()) map.tiers[i].name = "tier" + std::to_string(i);
   }
-  if (map.tiers.size() > 1) noteLowWatermarksUnderReserve(map, map.notes);
+  if (map.tiers.size() > 1) raiseWatermarksOverReserve(map);
   return map;
 }
 

@@ -26,49 +26,75 @@ const char* kindName(migrate::MoveKind kind) {
   return kind == migrate::MoveKind::Promotion ? "promote" : kind == migrate::MoveKind::Demotion ? "demote" : "move";
 }
 
+// Whether two tier maps group the same nodes the same way (free memory may differ).
+bool sameTiers(const config::TierMap& a, const config::TierMap& b) {
+  if (a.tiers.size() != b.tiers.size()) return false;
+  for (size_t i = 0; i < a.tiers.size(); ++i)
+    if (a.tiers[i].nodes != b.tiers[i].nodes) return false;
+  return true;
+}
+
+// What the policy reads of the config besides its own section.
+bool samePolicyInputs(const config::Config& a, const config::Config& b) {
+  return a.policy == b.policy && a.profiler.intervalMs == b.profiler.intervalMs && a.migration == b.migration;
+}
+
 }  // namespace
 
 Manager::Manager(const config::Config& config, Machine machine) : config_(config), machine_(std::move(machine)) {}
 
 Result<std::unique_ptr<Manager>> Manager::create(const config::Config& config, Machine machine) {
   std::unique_ptr<Manager> m(new Manager(config, std::move(machine)));
-  if (auto st = m->build(); !st.ok()) return std::move(st).takeError();
+  if (auto st = m->build(nullptr); !st.ok()) return std::move(st).takeError();
   return m;
 }
 
-Status Manager::build() {
+Status Manager::build(const Built* kept) {
   if (auto st = config::refreshFreeMemory(machine_.tiers, fs_); !st.ok()) return st;
-  auto prof = profiler::Profiler::create(config_, &machine_.tiers);
-  if (!prof) return std::move(prof).takeError().context("starting the profiler");
-  auto pol = Registry<policy::Policy>::create(config_.policy.name, {config_});
-  if (!pol) return std::move(pol).takeError().context("policy.name");
+  std::unique_ptr<profiler::Profiler> prof;
+  std::unique_ptr<policy::Policy> pol;
+  if (!kept || !kept->profiler) {
+    auto made = profiler::Profiler::create(config_, &machine_.tiers);
+    if (!made) return std::move(made).takeError().context("starting the profiler");
+    prof = std::move(*made);
+  }
+  if (!kept || !kept->policy) {
+    auto made = Registry<policy::Policy>::create(config_.policy.name, {config_});
+    if (!made) return std::move(made).takeError().context("policy.name");
+    pol = std::move(*made);
+  }
   // The policy fits each plan to the page budget; the mover keeps the byte rate.
   auto options = migrate::MoverOptions::fromConfig(config_.migration);
   options.maxPages = 0;
   auto mov = Registry<migrate::Mover>::create(config_.migration.mover, {kernel_.deps(), options});
   if (!mov) return std::move(mov).takeError().context("migration.mover");
-  profiler_ = std::move(*prof);
-  policy_ = std::move(*pol);
+  if (prof) profiler_ = std::move(prof);
+  if (pol) policy_ = std::move(pol);
   mover_ = std::move(*mov);
   tierStats_.assign(machine_.tiers.tiers.size(), {});
   std::string sources;
   for (const auto& s : profiler_->activeSources()) sources += (sources.empty() ? "" : ",") + s;
-  MTM_INFO("manager policy={} mover={} sources={} interval_ms={} budget={:.2f}%", config_.policy.name,
-           config_.migration.mover, sources, config_.profiler.intervalMs,
-           config_.profiler.budget * 100);
+  MTM_INFO("manager policy={} mover={} sources={} interval_ms={} budget={:.2f}%{}{}", config_.policy.name,
+           config_.migration.mover, sources, config_.profiler.intervalMs, config_.profiler.budget * 100,
+           kept && kept->profiler ? " (profiler kept: regions and their history)" : "",
+           kept && kept->policy ? " (policy kept: its memory of moves)" : "");
   return {};
 }
 
 Status Manager::reconfigure(const config::Config& config, Machine machine) {
+  // Unchanged sections keep what they learnt: the profiler its regions, the policy its memory.
+  const bool tiersSame = sameTiers(machine_.tiers, machine.tiers);
+  const Built kept{tiersSame && config.profiler == config_.profiler, tiersSame && samePolicyInputs(config, config_)};
   config::Config oldConfig = std::exchange(config_, config);
   Machine oldMachine = std::exchange(machine_, std::move(machine));
-  if (auto st = build(); !st.ok()) {
+  if (auto st = build(&kept); !st.ok()) {
     // build() replaces nothing until every part is built: the old profiler, policy and mover
     // still run, with the config and machine they were built for.
     config_ = std::move(oldConfig);
     machine_ = std::move(oldMachine);
     return st;
   }
+  if (kept.profiler) return {};
   std::vector<int> dropped;
   for (const auto& [pid, t] : targets_) {
     if (auto st = profiler_->addTarget(pid); !st.ok()) {
@@ -210,6 +236,7 @@ IntervalReport Manager::runIntervalSteps() {
     MTM_WARN("no placement this interval: {}", st.error().message());
     return rep;
   }
+  last_.moveBytesPerSecond = moveBytesPerSecond_;
   auto plan = policy_->plan(last_, machine_.tiers);
   std::vector<migrate::MoveRequest> promotions, demotions;
   for (auto& m : plan.moves) {
@@ -227,6 +254,10 @@ IntervalReport Manager::runIntervalSteps() {
       for (const auto& r : c.ranges) MTM_INFO("dry-run collapse pid={} range={:#x}-{:#x}", c.pid, r.start, r.end);
     return rep;
   }
+  for (const auto& pp : plan.pingPongs) {
+    rep.pingPongPages += pp.pages;
+    if (auto it = targets_.find(pp.pid); it != targets_.end()) it->second.pingPongPages += pp.pages;
+  }
   // A region the plan moves in part is cut where the part ends, so that each part is ranked on its
   // own from now on (a dry run leaves the profiler's regions as they were).
   for (const auto& c : plan.cuts) profiler_->cutRegion(c.pid, c.addr);
@@ -236,14 +267,18 @@ IntervalReport Manager::runIntervalSteps() {
     if (list.empty()) continue;
     const auto stats = mover_->execute(list);
     account(stats, list, kind);
+    // Moves that pay are judged at the rate pages really move (a run of at least 1 MiB).
+    if (stats.pagesMoved >= 256 && stats.bytesPerSecond() > 0)
+      moveBytesPerSecond_ = moveBytesPerSecond_ > 0 ? 0.7 * moveBytesPerSecond_ + 0.3 * stats.bytesPerSecond() : stats.bytesPerSecond();
     (kind == migrate::MoveKind::Promotion ? rep.promotedPages : rep.demotedPages) += stats.pagesMoved;
     rep.failedPages += stats.pagesFailed();
     rep.thpSplit += stats.thpSplit;
   }
   collapse(plan.collapses, rep);
-  MTM_DEBUG("interval={} regions={} planned={} promoted={} demoted={} failed={} thp_split={} thp_collapsed={}",
+  MTM_DEBUG("interval={} regions={} planned={} promoted={} demoted={} failed={} pingpong={} thp_split={} thp_collapsed={} "
+            "move_rate_mib_s={:.0f}",
             rep.interval, rep.regions, rep.plannedPages, rep.promotedPages, rep.demotedPages, rep.failedPages,
-            rep.thpSplit, rep.thpCollapsed);
+            rep.pingPongPages, rep.thpSplit, rep.thpCollapsed, moveBytesPerSecond_ / double(1 << 20));
   return rep;
 }
 
@@ -288,15 +323,15 @@ std::string Manager::renderStatus(Format format, uid_t viewer) const {
 
   std::vector<Column> cols{{"pid", "pid"}, {"comm", "comm"}, {"uid", "uid"}, {"origin", "origin"}, {"hot_bytes", "hot[MiB]", 1 << 20}};
   for (const auto& t : machine_.tiers.tiers) cols.push_back({t.name + "_bytes", t.name + "[MiB]", 1 << 20});
-  for (Column c : {Column{"promoted_pages", "promoted"}, Column{"demoted_pages", "demoted"}, Column{"failed_pages", "failed"},
-                   Column{"failed_why", "why"}})
+  for (Column c : {Column{"promoted_pages", "promoted"}, Column{"demoted_pages", "demoted"},
+                   Column{"pingpong_pages", "pingpong"}, Column{"failed_pages", "failed"}, Column{"failed_why", "why"}})
     cols.push_back(c);
   Table targets(cols);
   for (const auto& [pid, t] : targets_) {
     if (viewer != 0 && t.uid != viewer) continue;
     std::vector<Cell> row{int64_t{pid}, t.comm, uint64_t{t.uid}, t.origin, t.hotBytes};
     for (size_t i = 0; i < machine_.tiers.tiers.size(); ++i) row.emplace_back(i < t.tierBytes.size() ? t.tierBytes[i] : 0);
-    for (uint64_t v : {t.promotedPages, t.demotedPages, t.failedPages}) row.emplace_back(v);
+    for (uint64_t v : {t.promotedPages, t.demotedPages, t.pingPongPages, t.failedPages}) row.emplace_back(v);
     const std::string why = describeFailures(t.failedByErrno);
     row.emplace_back(why.empty() ? Cell() : Cell(why));
     targets.addRow(std::move(row));

@@ -32,6 +32,31 @@ TEST_CASE("mtmd logs the tiers, reloads on SIGHUP, keeps its config when the new
   CHECK(d.log().find("stop signal=SIGTERM") != std::string::npos);
 }
 
+TEST_CASE("a reload keeps the profiler's regions and the policy's memory when their sections are unchanged", "[mtmd]") {
+  mtm::test::TempDir dir;
+  const std::string paths = "daemon:\n  socket: " + dir.path() + "/s\n  lock_file: " + dir.path() + "/l\n";
+  auto cfg = dir.write("mtm.yaml", paths + "  log_level: info\n");
+  mtm::test::ChildProcess d({bin("mtmd"), "--config", cfg}, dir.path() + "/log");
+  REQUIRE(d.waitForLog("ready"));
+  // The daemon section changed (its log level), nothing else: both kept.
+  dir.write("mtm.yaml", paths + "  log_level: debug\n");
+  d.signal(SIGHUP);
+  REQUIRE(d.waitForLog("reloaded config=" + cfg));
+  CHECK(d.log().find("(profiler kept: regions and their history) (policy kept: its memory of moves)") != std::string::npos);
+  // A new profiler budget: a new profiler; the policy keeps its memory.
+  dir.write("mtm.yaml", paths + "profiler:\n  budget: 1%\n");
+  d.signal(SIGHUP);
+  REQUIRE(d.waitForLog("reloaded config=" + cfg, 2));
+  CHECK(d.log().find("budget=1.00% (policy kept: its memory of moves)") != std::string::npos);
+  // A new policy setting: a new policy; the profiler (budget 1% again) stays.
+  dir.write("mtm.yaml", paths + "profiler:\n  budget: 1%\npolicy:\n  horizon_s: 30\n");
+  d.signal(SIGHUP);
+  REQUIRE(d.waitForLog("reloaded config=" + cfg, 3));
+  CHECK(d.log().find("budget=1.00% (profiler kept: regions and their history)\n") != std::string::npos);
+  d.signal(SIGTERM);
+  CHECK(d.wait() == 0);
+}
+
 TEST_CASE("mtmd refuses a broken config at start with a non-zero exit", "[mtmd]") {
   mtm::test::TempDir dir;
   auto cfg = dir.write("mtm.yaml", "profiler:\n  budget: lots\n");

@@ -6,12 +6,16 @@
 // truth file, with its start time and hot region indices. Each page carries a check word that
 // is verified at the end: "wrong_pages=N", exit status 1 when N > 0.
 //
+// --trickle F reads the cold majority at a trickle: each pass over the hot set also reads
+// F x (hot pages) pages of the whole mapping, round-robin, so every page is read now and then
+// (lukewarm, not idle).
+//
 // --start-node N places every page on node N first (mbind MPOL_BIND while it is touched, then
 // back to the default policy, so that NUMA balancing and other tiering systems may move it).
 //
 //   mtm-test-hotset --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding]
-//                   [--start-node N] --phases 4 --phase-seconds 5 --truth /tmp/truth.jsonl
-//                   [--ready /tmp/ready]
+//                   [--start-node N] [--trickle 0.01] --phases 4 --phase-seconds 5
+//                   --truth /tmp/truth.jsonl [--ready /tmp/ready]
 
 #include <numaif.h>
 #include <signal.h>
@@ -59,7 +63,7 @@ bool hot(uint64_t i, int phase, uint64_t every) {
 int main(int argc, char** argv) {
   uint64_t size = 1ull << 30;
   bool thp = false;
-  double hotFraction = 0.1, phaseSeconds = 5;
+  double hotFraction = 0.1, phaseSeconds = 5, trickle = 0;
   int phases = 4;
   std::string truth, ready, pattern = "random";
   int startNode = -1;
@@ -75,8 +79,9 @@ int main(int argc, char** argv) {
     else if (a == "--pattern") pattern = next();
     else if (a == "--start-node") startNode = std::atoi(next());
     else if (a == "--ready") ready = next();
+    else if (a == "--trickle") trickle = std::atof(next());
     else {
-      std::fprintf(stderr, "usage: %s --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding] [--start-node N] --phases 4 --phase-seconds 5 --truth FILE [--ready FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding] [--start-node N] [--trickle F] --phases 4 --phase-seconds 5 --truth FILE [--ready FILE]\n", argv[0]);
       return 2;
     }
   }
@@ -120,6 +125,8 @@ int main(int argc, char** argv) {
     std::rename((ready + ".tmp").c_str(), ready.c_str());
   }
   std::vector<uint64_t> hotSet;
+  uint64_t trickleAt = 0;
+  volatile char sink = 0;
   for (int phase = 0; phase < phases && !gStop; ++phase) {
     hotSet.clear();
     const uint64_t window = std::max<uint64_t>(1, static_cast<uint64_t>(double(regions) * hotFraction + 0.5));
@@ -134,9 +141,13 @@ int main(int argc, char** argv) {
       std::fprintf(t, "]}\n");
       std::fflush(t);
     }
-    while (!gStop && now() - start < phaseSeconds)
+    const uint64_t pages = size / kPage;
+    const auto trickleReads = static_cast<uint64_t>(trickle * double(hotSet.size() * (kRegion / kPage)) + 0.5);
+    while (!gStop && now() - start < phaseSeconds) {
       for (uint64_t i : hotSet)
         for (uint64_t off = 0; off < kRegion; off += kPage) base[i * kRegion + off] = static_cast<char>(base[i * kRegion + off] + 1);
+      for (uint64_t k = 0; k < trickleReads; ++k, trickleAt = (trickleAt + 1) % pages) sink = static_cast<char>(sink + base[trickleAt * kPage + kCheckOffset]);
+    }
   }
   if (t) std::fclose(t);
   uint64_t wrong = 0;

@@ -66,6 +66,37 @@ std::vector<std::pair<uint64_t, uint64_t>> hotRanges(const profiler::Snapshot& s
   return hot;
 }
 
+OracleMoves oracleMoves(const std::vector<HotPhase>& phases, uint64_t capacity) {
+  OracleMoves moves;
+  std::set<uint64_t> top;
+  // The next phase after `p` in which region g is hot (phases.size(): never).
+  auto nextUse = [&](uint64_t g, size_t p) {
+    for (size_t q = p + 1; q < phases.size(); ++q)
+      if (phases[q].hot.count(g)) return q;
+    return phases.size();
+  };
+  for (size_t p = 0; p < phases.size(); ++p) {
+    const auto& hot = phases[p].hot;
+    std::vector<uint64_t> wanted;  // hot, not on top yet
+    for (uint64_t g : hot)
+      if (!top.count(g)) wanted.push_back(g);
+    uint64_t hotOnTop = hot.size() - wanted.size();
+    wanted.resize(std::min<uint64_t>(wanted.size(), capacity > hotOnTop ? capacity - hotOnTop : 0));
+    // Room: evict what is not hot now, needed again latest first.
+    std::vector<std::pair<size_t, uint64_t>> evictable;
+    for (uint64_t g : top)
+      if (!hot.count(g)) evictable.push_back({nextUse(g, p), g});
+    std::sort(evictable.rbegin(), evictable.rend());
+    const uint64_t after = top.size() + wanted.size();
+    const uint64_t evict = after > capacity ? after - capacity : 0;
+    for (uint64_t i = 0; i < evict && i < evictable.size(); ++i) top.erase(evictable[i].second);
+    moves.down += std::min<uint64_t>(evict, evictable.size());
+    for (uint64_t g : wanted) top.insert(g);
+    moves.up += wanted.size();
+  }
+  return moves;
+}
+
 double monotonicSeconds() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -38,6 +38,16 @@ Score score(const std::vector<std::pair<uint64_t, uint64_t>>& hotRanges, const H
 // The ranges of a snapshot's regions whose hotness reaches `threshold`.
 std::vector<std::pair<uint64_t, uint64_t>> hotRanges(const profiler::Snapshot& snapshot, double threshold);
 
+// The 2 MiB regions a clairvoyant placement must move for the truth's phases: the top tier holds
+// `capacity` regions and starts with none of the workload's; each phase's hot set goes up (as
+// much of it as fits), and what must leave to make room goes down, chosen by Belady's rule (the
+// region needed again latest first). Moves beyond this are churn.
+struct OracleMoves {
+  uint64_t up = 0, down = 0;
+  uint64_t total() const { return up + down; }
+};
+OracleMoves oracleMoves(const std::vector<HotPhase>& phases, uint64_t capacity);
+
 double monotonicSeconds();
 
 }  // namespace mtm::bench

@@ -3,7 +3,10 @@
 // the workload's truth file and asks where the pages are: the current hot set, the previous
 // phase's hot set that is no longer hot ("old"), and the rest ("cold"). Per phase: seconds
 // until 80% of the hot set is in the top tier, the fractions in the top tier at the phase's
-// end; over the run: time-weighted fractions and the bytes the kernel migrated.
+// end; over the run: time-weighted fractions, the bytes the kernel migrated against the least a
+// clairvoyant placement moves for the same phases (the oracle, HotSetScore.h: the top tier's
+// room is its free memory at the start less the kernel's reserve), and ping-pong: sampled pages
+// seen moving back the way they came within --pingpong-window seconds of their last move.
 //
 //   mtm-placement-watch --pid P --truth FILE --size 512M [--period 0.5] [--json out.json] [--label mtm]
 
@@ -52,8 +55,40 @@ uint64_t vmstat(const char* key) {
   return 0;
 }
 
-// Per class of regions, how many sampled pages sit in each tier.
-Result<Fractions> measure(int pid, const bench::HotSetTruth& truth, size_t phase, const config::TierMap& tiers) {
+// Sampled pages that moved back the way they came soon after a move.
+class PingPongWatch {
+ public:
+  explicit PingPongWatch(double window) : window_(window) {}
+  void observe(const std::vector<int>& tierOf, double now) {
+    pages_.resize(tierOf.size());
+    for (size_t i = 0; i < tierOf.size(); ++i) {
+      auto& p = pages_[i];
+      if (tierOf[i] < 0) continue;
+      if (p.tier >= 0 && tierOf[i] != p.tier) {
+        const int dir = tierOf[i] < p.tier ? 1 : -1;  // 1: up
+        if (p.dir == -dir && now - p.since <= window_) ++count_;
+        p.dir = dir;
+        p.since = now;
+      }
+      p.tier = tierOf[i];
+    }
+  }
+  uint64_t count() const { return count_; }
+
+ private:
+  struct Page {
+    int tier = -1, dir = 0;
+    double since = 0;
+  };
+  double window_;
+  std::vector<Page> pages_;
+  uint64_t count_ = 0;
+};
+
+// Per class of regions, how many sampled pages sit in each tier; `tierOf` gets each sampled
+// page's tier (-1: not present), in the same order every call.
+Result<Fractions> measure(int pid, const bench::HotSetTruth& truth, size_t phase, const config::TierMap& tiers,
+                          std::vector<int>& tierOf) {
   std::vector<void*> pages;
   std::vector<int> cls;  // 0 hot, 1 old, 2 cold
   const auto& hot = truth.phases[phase].hot;
@@ -71,8 +106,10 @@ Result<Fractions> measure(int pid, const bench::HotSetTruth& truth, size_t phase
     return Error::fromErrno("move_pages query of pid " + std::to_string(pid), errno);
   const size_t n = tiers.tiers.size();
   std::vector<double> count(3, 0), inTier(3 * n, 0);
+  tierOf.assign(pages.size(), -1);
   for (size_t i = 0; i < pages.size(); ++i) {
     const int tier = status[i] < 0 ? -1 : tiers.tierOfNode(status[i]);
+    tierOf[i] = tier;
     if (tier < 0) continue;  // not present
     count[cls[i]] += 1;
     inTier[cls[i] * n + tier] += 1;
@@ -92,13 +129,15 @@ int main(int argc, char** argv) {
   CLI::App app{"mtm-placement-watch: where a running mtm-test-hotset's hot and cold memory is, over time"};
   int pid = 0;
   std::string truthFile, json, label = "run", sizeText = "512M";
-  double period = 0.5;
+  double period = 0.5, pingPongWindow = 10;
   app.add_option("--pid", pid, "The workload's pid")->required();
   app.add_option("--truth", truthFile, "Its truth file")->required();
   app.add_option("--size", sizeText, "Its --size");
   app.add_option("--period", period, "Seconds between samples")->check(CLI::Range(0.05, 60.0));
   app.add_option("--json", json, "Write the per-phase table as JSON");
   app.add_option("--label", label, "Name of the system under test, for the title");
+  app.add_option("--pingpong-window", pingPongWindow, "Seconds within which a page moving back counts as ping-pong")
+      ->check(CLI::Range(0.1, 3600.0));
   CLI11_PARSE(app, argc, argv);
   auto size = parseSize(sizeText);
   if (!size) {
@@ -111,8 +150,13 @@ int main(int argc, char** argv) {
   auto tiers = config::buildTierMap(*topo, config::TiersConfig{});
   if (!tiers) return std::fprintf(stderr, "%s\n", tiers.error().message().c_str()), 1;
 
+  // The top tier's room for the workload: free now (the workload is in place) less the reserve.
+  const auto& top = tiers->tiers.front();
+  const uint64_t room = top.freeBytes > top.kernelReserveBytes ? top.freeBytes - top.kernelReserveBytes : 0;
   bench::HotSetTruth truth;
   truth.granules = *size / bench::kGranule;
+  PingPongWatch pingPong(pingPongWindow);
+  std::vector<int> tierOf;
   const uint64_t migratedBefore = vmstat("pgmigrate_success");
   std::vector<PhaseResult> phases;
   double weighted[2] = {}, weight = 0;
@@ -123,13 +167,14 @@ int main(int argc, char** argv) {
     if (truth.phases.empty()) continue;
     const double now = bench::monotonicSeconds();
     const size_t phase = truth.phases.size() - 1;
-    auto f = measure(pid, truth, phase, *tiers);
+    auto f = measure(pid, truth, phase, *tiers, tierOf);
     if (!f) {
       // An exited process reads as ESRCH, or as EINVAL (no mm) while it waits to be reaped.
       if (::kill(pid, 0) != 0 || f.error().errnum() == ESRCH || f.error().errnum() == EINVAL) break;
       std::fprintf(stderr, "%s\n", f.error().message().c_str());
       return 1;
     }
+    pingPong.observe(tierOf, now);
     phases.resize(phase + 1);
     auto& p = phases[phase];
     const double since = now - truth.phases[phase].start;
@@ -153,9 +198,17 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < phases.size(); ++i)
     report.row({}, {double(i), phases[i].reaction, phases[i].end.hotTop, phases[i].end.oldTop, phases[i].end.oldNext,
                     phases[i].end.oldBottom, phases[i].end.coldTop});
-  char line[256];
-  std::snprintf(line, sizeof line, "summary: hot_top_avg=%.3f cold_top_avg=%.3f migrated_mib=%.1f samples=%.0f",
-                weight ? weighted[0] / weight : 0, weight ? weighted[1] / weight : 0, migratedMiB, weight);
+  const auto oracle = bench::oracleMoves(truth.phases, room / bench::kGranule);
+  const double oracleMiB = double(oracle.total() * bench::kGranule) / double(1 << 20);
+  const double pingPongMiB = double(pingPong.count() * kStride * kPage) / double(1 << 20);
+  report.note(fmt::format("oracle: {} MiB up, {} MiB down for these phases, top tier room {} (free at start less the kernel's reserve)",
+                          oracle.up * 2, oracle.down * 2, formatBytes(room)));
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "summary: hot_top_avg=%.3f cold_top_avg=%.3f migrated_mib=%.1f oracle_mib=%.1f moved_over_oracle=%.2f "
+                "pingpong_mib=%.1f samples=%.0f",
+                weight ? weighted[0] / weight : 0, weight ? weighted[1] / weight : 0, migratedMiB, oracleMiB,
+                oracleMiB > 0 ? migratedMiB / oracleMiB : 0, pingPongMiB, weight);
   report.footer(line);
   if (!json.empty()) report.writeJson(json);
   return 0;

@@ -35,6 +35,7 @@ struct TargetStats {
   uint64_t promotedPages = 0;         // 4 KiB pages, totals since attach
   uint64_t demotedPages = 0;
   uint64_t failedPages = 0;
+  uint64_t pingPongPages = 0;         // planned moves back the way they came (policy.pingpong_window_s)
   std::map<int, uint64_t> failedByErrno;  // errno -> pages (EBUSY, ENOMEM, EACCES, ...)
 };
 
@@ -56,6 +57,7 @@ struct IntervalReport {
   uint64_t demotedPages = 0;
   uint64_t failedPages = 0;
   uint64_t plannedPages = 0;
+  uint64_t pingPongPages = 0;
   uint64_t thpSplit = 0;              // THPs split to move only their hot part
   uint64_t thpCollapsed = 0;          // THPs formed again once their access evened out
   double profilerCpu = 0;             // fraction of one core
@@ -85,8 +87,9 @@ class Manager {
   // One interval: snapshot, fresh free memory, plan, moves (demotions first, to make room).
   IntervalReport runInterval();
 
-  // A new config (SIGHUP): new profiler, policy and mover; the targets are kept. On an error
-  // everything stays as it was.
+  // A new config (SIGHUP): new profiler, policy and mover; the targets are kept, and so are the
+  // profiler (its regions) when its section and the tiers are unchanged, and the policy (its
+  // memory of moves) when what it reads is. On an error everything stays as it was.
   Status reconfigure(const config::Config& config, Machine machine);
 
   const config::Config& config() const { return config_; }
@@ -102,7 +105,12 @@ class Manager {
 
  private:
   Manager(const config::Config& config, Machine machine);
-  Status build();
+  struct Built {
+    bool profiler = false;  // the running one stays (its regions and their history)
+    bool policy = false;    // the running one stays (its memory of moves)
+  };
+  // Builds the parts not kept; replaces nothing until every part is built.
+  Status build(const Built* kept);
   IntervalReport runIntervalSteps();
   // Profiled bytes per tier of the targets `viewer` may see (root: all).
   std::vector<uint64_t> tierTotals(uid_t viewer) const;
@@ -128,6 +136,7 @@ class Manager {
   std::vector<TierStats> tierStats_;
   profiler::Snapshot last_;
   IntervalReport lastReport_;
+  double moveBytesPerSecond_ = 0;     // the mover's measured rate, smoothed (0: nothing moved yet)
 };
 
 }  // namespace mtm::daemon

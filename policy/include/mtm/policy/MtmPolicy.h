@@ -1,35 +1,37 @@
 #pragma once
 // MTM's universal policy (principle 2): one global ranking of the regions of all tiers; hot
 // regions in any lower tier go straight to the fastest tier with room; to make room, the coldest
-// regions of a tier go one tier down. Free-memory watermarks, hysteresis and a per-region
-// cooldown keep pages from ping-ponging; the plan fits the mover's page budget, hottest first.
+// regions of a tier go one tier down. A move happens only when it pays (MoveValue.h), a promotion
+// and the demotions that make its room together (Planner.h). Free-memory watermarks,
+// hysteresis, a cooldown and a bar raised by ping-pong (MoveMemory.h) keep pages from moving
+// back and forth; the plan fits the mover's page budget, hottest first.
 // A THP is promoted whole when its subpages are about evenly hot; when samples show its access
 // skewed (skew >= thp_split_skew) only its hot eighths move, the THP split around them, and once
 // its parts sit on one node again and their hotness differs by at most thp_collapse_skew, it is
 // collapsed back into a THP.
 
-#include <map>
 #include <set>
 #include <utility>
 
+#include "mtm/policy/MoveMemory.h"
 #include "mtm/policy/Policy.h"
 
 namespace mtm::policy {
 
 class MtmPolicy final : public Policy {
  public:
-  explicit MtmPolicy(const config::Config& config) : config_(config) {}
+  explicit MtmPolicy(const config::Config& config);
   Plan plan(const profiler::Snapshot& snapshot, const config::TierMap& tiers) override;
+  const MoveMemory& memory() const { return memory_; }
+
+  // Move records kept: at most this many per live region, plus a little.
+  static constexpr size_t kMemoryPerRegion = 2;
+  static constexpr size_t kMemorySlack = 1024;
 
  private:
   const config::Config config_;
-  struct LastMove {
-    uint64_t interval = 0;
-    migrate::MoveKind kind = migrate::MoveKind::Manual;
-    int toTier = -1;
-  };
-  std::map<std::pair<int, uint64_t>, LastMove> lastMove_;  // (pid, start) -> its last planned move
-  std::set<std::pair<int, uint64_t>> splitThps_;            // (pid, 2 MiB-aligned address) split here
+  MoveMemory memory_;
+  std::set<std::pair<int, uint64_t>> splitThps_;  // (pid, 2 MiB-aligned address) split here
 
   void planCollapses(const profiler::Snapshot& snapshot, Plan& plan);
 };

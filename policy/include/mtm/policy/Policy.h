@@ -27,10 +27,17 @@ struct RegionCut {
   uint64_t addr = 0;
 };
 
+// A planned move that sends memory back the way it came within policy.pingpong_window_s.
+struct PingPong {
+  int pid = 0;
+  uint64_t pages = 0;
+};
+
 struct Plan {
-  std::vector<migrate::MoveRequest> moves;  // the mover runs promotions first
+  std::vector<migrate::MoveRequest> moves;  // the mover runs demotions first, to make room
   std::vector<CollapseRequest> collapses;    // after the moves
   std::vector<RegionCut> cuts;
+  std::vector<PingPong> pingPongs;
 };
 
 class Policy {

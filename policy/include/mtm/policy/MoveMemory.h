@@ -1,0 +1,64 @@
+#pragma once
+// What the MTM policy remembers of its own moves, keyed by address range (not by region:
+// regions split and merge, so a region's start says nothing a few intervals later). Each entry
+// is a range of one process that was last moved as a whole: when, which way and to which tier,
+// and how often it went back the way it came within the ping-pong window. Ranges of one process
+// never overlap: a new move overwrites the parts of older entries it covers.
+//
+// Bounded: forget() drops a process that exited or was detached; prune() drops entries past
+// their retention (a range that ping-ponged is kept longer, so its raised bar holds) and those
+// that no live region overlaps, and caps the entry count.
+
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "mtm/migrate/Request.h"
+#include "mtm/profiler/Snapshot.h"
+
+namespace mtm::policy {
+
+struct MoveRecord {
+  uint64_t end = 0;
+  uint64_t interval = 0;  // when it was planned
+  migrate::MoveKind kind = migrate::MoveKind::Manual;
+  int toTier = -1;
+  uint32_t pingPongs = 0;  // moves back the way it came, each within the window of the one before
+};
+
+class MoveMemory {
+ public:
+  // `window`: intervals within which a move back counts as ping-pong.
+  explicit MoveMemory(uint64_t window) : window_(window) {}
+
+  // The records overlapping [start, end) of pid, in address order.
+  std::vector<MoveRecord> overlapping(int pid, uint64_t start, uint64_t end) const;
+
+  // Whether moving [start, end) of pid `kind` now would send it back the way one of its parts
+  // came within the window.
+  bool wouldPingPong(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const;
+  // The most ping-pongs among the records overlapping [start, end).
+  uint32_t pingPongs(int pid, uint64_t start, uint64_t end) const;
+
+  // Remembers a committed move; returns whether it was a ping-pong (counted on the range).
+  bool record(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, int toTier, uint64_t now);
+
+  void forget(int pid);
+  // Drops records older than their retention, those no region of `regions` overlaps, and the
+  // oldest beyond `maxEntries`.
+  void prune(const std::vector<profiler::RegionInfo>& regions, uint64_t now, size_t maxEntries);
+
+  size_t size() const { return records_.size(); }
+  uint64_t window() const { return window_; }
+  // Intervals a record is kept after its move: the window, doubled for each ping-pong.
+  uint64_t retention(const MoveRecord& r) const;
+
+ private:
+  // Removes [start, end) of pid from the records, keeping the parts of records outside it.
+  void erase(int pid, uint64_t start, uint64_t end);
+  uint64_t window_;
+  std::map<std::pair<int, uint64_t>, MoveRecord> records_;  // (pid, start) -> record
+};
+
+}  // namespace mtm::policy

@@ -1,0 +1,98 @@
+#include "mtm/policy/MoveMemory.h"
+
+#include <algorithm>
+
+namespace mtm::policy {
+namespace {
+
+constexpr uint32_t kMaxPingPongs = 6;
+
+bool opposite(migrate::MoveKind a, migrate::MoveKind b) {
+  return (a == migrate::MoveKind::Promotion && b == migrate::MoveKind::Demotion) ||
+         (a == migrate::MoveKind::Demotion && b == migrate::MoveKind::Promotion);
+}
+
+// The first record of pid that may overlap an address at or after `start`.
+template <typename Map>
+auto firstOverlapping(Map& records, int pid, uint64_t start) {
+  auto it = records.upper_bound({pid, start});
+  if (it != records.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first.first == pid && prev->second.end > start) return prev;
+  }
+  return it;
+}
+
+}  // namespace
+
+std::vector<MoveRecord> MoveMemory::overlapping(int pid, uint64_t start, uint64_t end) const {
+  std::vector<MoveRecord> out;
+  for (auto it = firstOverlapping(records_, pid, start); it != records_.end() && it->first.first == pid && it->first.second < end; ++it)
+    out.push_back(it->second);
+  return out;
+}
+
+bool MoveMemory::wouldPingPong(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const {
+  for (const auto& r : overlapping(pid, start, end))
+    if (opposite(r.kind, kind) && now < r.interval + window_) return true;
+  return false;
+}
+
+uint32_t MoveMemory::pingPongs(int pid, uint64_t start, uint64_t end) const {
+  uint32_t most = 0;
+  for (const auto& r : overlapping(pid, start, end)) most = std::max(most, r.pingPongs);
+  return most;
+}
+
+bool MoveMemory::record(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, int toTier, uint64_t now) {
+  const bool pingPong = wouldPingPong(pid, start, end, kind, now);
+  const uint32_t before = pingPongs(pid, start, end);
+  erase(pid, start, end);
+  records_[{pid, start}] = {end, now, kind, toTier, std::min(kMaxPingPongs, before + (pingPong ? 1 : 0))};
+  return pingPong;
+}
+
+void MoveMemory::erase(int pid, uint64_t start, uint64_t end) {
+  auto it = firstOverlapping(records_, pid, start);
+  std::vector<std::pair<uint64_t, MoveRecord>> keep;  // the parts outside [start, end)
+  while (it != records_.end() && it->first.first == pid && it->first.second < end) {
+    const uint64_t s = it->first.second;
+    const MoveRecord r = it->second;
+    if (s < start) keep.push_back({s, MoveRecord{start, r.interval, r.kind, r.toTier, r.pingPongs}});
+    if (r.end > end) keep.push_back({end, r});
+    it = records_.erase(it);
+  }
+  for (auto& [s, r] : keep) records_[{pid, s}] = r;
+}
+
+void MoveMemory::forget(int pid) {
+  records_.erase(records_.lower_bound({pid, 0}), records_.lower_bound({pid + 1, 0}));
+}
+
+uint64_t MoveMemory::retention(const MoveRecord& r) const { return window_ << r.pingPongs; }
+
+void MoveMemory::prune(const std::vector<profiler::RegionInfo>& regions, uint64_t now, size_t maxEntries) {
+  // The live address ranges per process, to drop records of memory that is gone.
+  std::vector<std::pair<int, std::pair<uint64_t, uint64_t>>> live;
+  live.reserve(regions.size());
+  for (const auto& r : regions) live.push_back({r.pid, {r.start, r.end}});
+  std::sort(live.begin(), live.end());
+  auto covered = [&](int pid, uint64_t start, uint64_t end) {
+    auto it = std::lower_bound(live.begin(), live.end(), std::pair(pid, std::pair(end, uint64_t{0})));
+    // The last live range starting before `end` is the only one that may reach past `start`
+    // among those that start before it (ranges of one process are disjoint and sorted).
+    return it != live.begin() && std::prev(it)->first == pid && std::prev(it)->second.second > start;
+  };
+  for (auto it = records_.begin(); it != records_.end();) {
+    const auto& [key, r] = *it;
+    if (now >= r.interval + retention(r) || !covered(key.first, key.second, r.end)) it = records_.erase(it);
+    else ++it;
+  }
+  if (records_.size() <= maxEntries) return;
+  std::vector<std::pair<uint64_t, std::pair<int, uint64_t>>> byAge;
+  for (const auto& [key, r] : records_) byAge.push_back({r.interval, key});
+  std::nth_element(byAge.begin(), byAge.begin() + static_cast<std::ptrdiff_t>(byAge.size() - maxEntries), byAge.end());
+  for (size_t i = 0; i < byAge.size() - maxEntries; ++i) records_.erase(byAge[i].second);
+}
+
+}  // namespace mtm::policy

@@ -1,0 +1,262 @@
+#include "mtm/policy/Planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace mtm::policy {
+namespace {
+
+constexpr uint64_t kPage = migrate::kPageSize;
+constexpr uint64_t kThp = migrate::kThpSize;
+
+// A skewed THP region's hot part: its hot eighths, adjacent ones joined.
+std::vector<migrate::AddressRange> hotParts(const profiler::RegionInfo& r) {
+  std::vector<migrate::AddressRange> out;
+  const uint64_t eighth = (r.end - r.start) / 8;
+  for (uint64_t i = 0; i < 8; ++i) {
+    if ((r.hotEighths >> i & 1) == 0) continue;
+    const uint64_t lo = r.start + i * eighth, hi = i == 7 ? r.end : lo + eighth;
+    if (!out.empty() && out.back().end == lo) out.back().end = hi;
+    else out.push_back({lo, hi});
+  }
+  return out;
+}
+
+uint64_t bytesOf(const std::vector<migrate::AddressRange>& ranges) {
+  uint64_t n = 0;
+  for (const auto& r : ranges) n += r.end - r.start;
+  return n;
+}
+
+// To a tier's first node, the rest of it as fallbacks; when the kernel finds the whole tier full
+// (ENOMEM: the free memory the plan was made with has gone), the tiers after it toward the
+// region's own: still the fastest tier with room for a promotion, the next lower one with room
+// for a demotion.
+migrate::MoveRequest request(int pid, const config::TierMap& tiers, size_t from, size_t to, migrate::MoveKind kind) {
+  migrate::MoveRequest m;
+  m.pid = pid;
+  const auto& nodes = tiers.tiers[to].nodes;
+  m.toNode = nodes.front();
+  m.fallbackNodes.assign(nodes.begin() + 1, nodes.end());
+  m.kind = kind;
+  const size_t last = kind == migrate::MoveKind::Promotion ? from : tiers.tiers.size();
+  for (size_t t = to + 1; t < last; ++t)
+    m.fallbackNodes.insert(m.fallbackNodes.end(), tiers.tiers[t].nodes.begin(), tiers.tiers[t].nodes.end());
+  return m;
+}
+
+}  // namespace
+
+Planner::Planner(const config::Config& config, const profiler::Snapshot& snapshot, const config::TierMap& tiers,
+                 MoveMemory& memory, ThpSet& splitThps)
+    : config_(config),
+      snap_(snapshot),
+      tiers_(tiers),
+      memory_(memory),
+      splitThps_(splitThps),
+      value_(config, tiers, snapshot.moveBytesPerSecond),
+      cooldown_(std::max<uint64_t>(1, uint64_t{config.policy.cooldownS} * 1000 / std::max<uint32_t>(1, config.profiler.intervalMs))) {}
+
+Plan Planner::run() {
+  if (tiers_.tiers.size() < 2) return plan_;
+  state_.budget = config_.migration.maxPagesPerInterval;
+  for (const auto& t : tiers_.tiers) state_.free.push_back(static_cast<int64_t>(t.freeBytes));
+  state_.cursor.assign(tiers_.tiers.size(), 0);
+  rank();
+  collectCandidates();
+  promoteHot();
+  shedToWatermarks();
+  return std::move(plan_);
+}
+
+// One global ranking, hottest first by effective hotness.
+void Planner::rank() {
+  hotness_.clear();
+  for (const auto& r : snap_.regions) hotness_.push_back(effectiveHotness(r));
+  order_.resize(snap_.regions.size());
+  std::iota(order_.begin(), order_.end(), 0);
+  std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return hotness_[a] > hotness_[b]; });
+  planned_.assign(snap_.regions.size(), false);
+}
+
+// Per tier, the regions that may go down now (not within their cooldown), coldest first.
+void Planner::collectCandidates() {
+  candidates_.assign(tiers_.tiers.size(), {});
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+    const auto& r = snap_.regions[*it];
+    if (r.tier < 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || cooling(r, migrate::MoveKind::Demotion)) continue;
+    auto& c = candidates_[static_cast<size_t>(r.tier)];
+    if (c.bytesBefore.empty()) c.bytesBefore.push_back(0);
+    c.regions.push_back(*it);
+    c.hotness.push_back(hotness_[*it]);
+    c.bytesBefore.push_back(c.bytesBefore.back() + (r.end - r.start));
+  }
+}
+
+// Fast promotion: hot regions in lower tiers, hottest first, each a transaction of its own.
+void Planner::promoteHot() {
+  const auto& pc = config_.policy;
+  for (size_t i : order_) {
+    const auto& r = snap_.regions[i];
+    if (r.hotness < pc.hotThreshold + pc.promoteMargin) continue;  // ranked by effective hotness
+    if (r.tier <= 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || planned_[i] ||
+        cooling(r, migrate::MoveKind::Promotion))
+      continue;
+    promote(i);
+  }
+}
+
+// Region i goes to the fastest tier that has room or can make it -- by demoting its coldest
+// regions: cold ones, or any the ranking puts at least promote_margin below it -- when that pays.
+// A region too big for the room a tier has, when that room is at least half of what is left of
+// it, fills the room with its first whole 2 MiB units and the rest goes on to the next tier: a
+// coarse region (its hot part not yet split off) is not held out of the top tier by its size.
+// The profiler cuts the region where a part ends.
+void Planner::promote(size_t i) {
+  const auto& r = snap_.regions[i];
+  const auto& pc = config_.policy;
+  const size_t from = static_cast<size_t>(r.tier);
+  const bool hotPartOnly = splitsThp(r);  // a THP's hot part: never cut
+  const double limit = std::max(pc.coldThreshold, hotness_[i] - pc.promoteMargin);
+  Transaction tx = begin();
+  uint64_t start = r.start;
+  for (size_t to = 0; to < from; ++to) {
+    const uint64_t size = start == r.start ? promotedBytes(r) : r.end - start;
+    Transaction attempt = tx;
+    const int64_t short_ = static_cast<int64_t>(size) - spare(attempt, to);
+    if ((short_ <= 0 || reserveRoom(attempt, to, short_, limit, true)) &&
+        reserve(attempt, {i, from, to, migrate::MoveKind::Promotion, start, r.end, hotPartOnly && start == r.start}) &&
+        pays(attempt)) {
+      commit(attempt);
+      return;
+    }
+    // At least half of what is left, so that a region merely larger than a tier's spare memory
+    // at the moment still moves whole (to the next tier, then up once room is made).
+    const int64_t room = spare(tx, to);
+    if (hotPartOnly || 2 * room < static_cast<int64_t>(size)) continue;
+    const uint64_t cut = (start + static_cast<uint64_t>(room)) & ~(kThp - 1);
+    if (cut > start && reserve(tx, {i, from, to, migrate::MoveKind::Promotion, start, cut, false})) start = cut;
+  }
+  if (!tx.moves.empty() && pays(tx)) commit(tx);
+}
+
+// Watermarks: a tier short of free memory sheds its coldest regions one tier down (to the next
+// lower tier with room), whatever the value: free memory is what the kernel needs.
+void Planner::shedToWatermarks() {
+  for (size_t t = 0; t + 1 < tiers_.tiers.size(); ++t) {
+    const int64_t short_ = excess(state_, t);
+    if (short_ <= 0) continue;
+    Transaction tx = begin();
+    if (reserveRoom(tx, t, short_, config_.policy.coldThreshold, false)) commit(tx);
+  }
+}
+
+Planner::Transaction Planner::begin() const {
+  Transaction tx;
+  tx.free = state_.free;
+  tx.budget = state_.budget;
+  tx.cursor = state_.cursor;
+  return tx;
+}
+
+bool Planner::reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double limit, bool wholeOrNothing) const {
+  const auto& c = candidates_[tier];
+  size_t& at = tx.cursor[tier];
+  if (c.regions.empty()) return false;
+  const size_t end = static_cast<size_t>(std::upper_bound(c.hotness.begin(), c.hotness.end(), limit) - c.hotness.begin());
+  if (wholeOrNothing && (at >= end || static_cast<int64_t>(c.bytesBefore[end] - c.bytesBefore[at]) < bytes)) return false;
+  int64_t freed = 0;
+  for (; at < end && freed < bytes; ++at) {
+    const size_t i = c.regions[at];
+    if (planned_[i]) continue;
+    const auto& r = snap_.regions[i];
+    const uint64_t size = r.end - r.start;
+    for (size_t down = tier + 1; down < tiers_.tiers.size(); ++down) {
+      if (spare(tx, down) < static_cast<int64_t>(size)) continue;
+      if (!reserve(tx, {i, tier, down, migrate::MoveKind::Demotion, r.start, r.end, false})) return false;
+      freed += static_cast<int64_t>(size);
+      break;
+    }
+  }
+  return freed >= bytes || (!wholeOrNothing && freed > 0);
+}
+
+bool Planner::reserve(Transaction& tx, Move move) const {
+  const auto& r = snap_.regions[move.region];
+  const uint64_t bytes = move.hotPartOnly ? bytesOf(hotParts(r)) : move.end - move.start;
+  const uint64_t pages = bytes / kPage;
+  if (pages > tx.budget) return false;
+  tx.budget -= pages;
+  tx.free[move.from] += static_cast<int64_t>(bytes);
+  tx.free[move.to] -= static_cast<int64_t>(bytes);
+  tx.gainNs += value_.accessGainNs(hotness_[move.region], bytes, move.from, move.to);
+  tx.costNs += value_.copyCostNs(bytes);
+  tx.moves.push_back(move);
+  return true;
+}
+
+// Whether the transaction's accesses sped up (less those slowed down) beat its copies, with a
+// bar that doubles for each ping-pong the ranges it moves have done, and once more where a move
+// would be one now.
+bool Planner::pays(const Transaction& tx) const {
+  uint32_t doublings = 0;
+  for (const auto& m : tx.moves) {
+    const int pid = snap_.regions[m.region].pid;
+    const uint32_t n = memory_.pingPongs(pid, m.start, m.end) +
+                       (memory_.wouldPingPong(pid, m.start, m.end, m.kind, snap_.interval) ? 1 : 0);
+    doublings = std::max(doublings, n);
+  }
+  return tx.gainNs > tx.costNs * std::ldexp(1.0, static_cast<int>(doublings));
+}
+
+void Planner::commit(Transaction& tx) {
+  for (const auto& m : tx.moves) {
+    const auto& r = snap_.regions[m.region];
+    auto req = request(r.pid, tiers_, m.from, m.to, m.kind);
+    req.ranges = m.hotPartOnly ? hotParts(r) : std::vector<migrate::AddressRange>{{m.start, m.end}};
+    if (m.hotPartOnly) {
+      req.splitPartialThps = true;
+      for (uint64_t a = r.start & ~(kThp - 1); a < r.end; a += kThp) splitThps_.insert({r.pid, a});
+    }
+    if (m.end < r.end && !m.hotPartOnly) plan_.cuts.push_back({r.pid, m.end});
+    const uint64_t pages = bytesOf(req.ranges) / kPage;
+    if (memory_.record(r.pid, m.start, m.end, m.kind, static_cast<int>(m.to), snap_.interval)) {
+      if (!plan_.pingPongs.empty() && plan_.pingPongs.back().pid == r.pid) plan_.pingPongs.back().pages += pages;
+      else plan_.pingPongs.push_back({r.pid, pages});
+    }
+    plan_.moves.push_back(std::move(req));
+    planned_[m.region] = true;
+  }
+  state_.free = std::move(tx.free);
+  state_.budget = tx.budget;
+  state_.cursor = std::move(tx.cursor);
+}
+
+int64_t Planner::spare(const Transaction& tx, size_t tier) const {
+  const auto& t = tiers_.tiers[tier];
+  return tx.free[tier] - static_cast<int64_t>(t.lowWatermark * double(t.capacityBytes));
+}
+
+int64_t Planner::excess(const Transaction& tx, size_t tier) const {
+  const auto& t = tiers_.tiers[tier];
+  return std::max<int64_t>(0, static_cast<int64_t>(t.highWatermark * double(t.capacityBytes)) - tx.free[tier]);
+}
+
+// Within the cooldown a region stays put -- unless every part of it that moved arrived and now
+// goes on in the same direction (tier 3 -> 1 while tier 0 was full, then 1 -> 0): no ping-pong.
+bool Planner::cooling(const profiler::RegionInfo& r, migrate::MoveKind kind) const {
+  for (const auto& m : memory_.overlapping(r.pid, r.start, r.end))
+    if (snap_.interval < m.interval + cooldown_ && !(m.kind == kind && r.tier == m.toTier)) return true;
+  return false;
+}
+
+bool Planner::splitsThp(const profiler::RegionInfo& r) const {
+  return r.huge && r.skew >= config_.policy.thpSplitSkew && r.hotEighths != 0;
+}
+
+uint64_t Planner::promotedBytes(const profiler::RegionInfo& r) const {
+  return splitsThp(r) ? bytesOf(hotParts(r)) : r.end - r.start;
+}
+
+}  // namespace mtm::policy
