@@ -9,11 +9,22 @@
 using mtm::test::bin;
 using mtm::test::run;
 
-TEST_CASE("mtmd logs the tiers, reloads on SIGHUP, keeps its config when the new one is broken, stops on SIGTERM", "[mtmd]") {
+namespace {
+
+// mtmd in the foreground on a config file of its own (socket and lock in a temporary directory);
+// `paths` is the config's daemon section, for rewrites before a SIGHUP.
+struct Daemon {
   mtm::test::TempDir dir;
-  const std::string paths = "daemon:\n  socket: " + dir.path() + "/s\n  lock_file: " + dir.path() + "/l\n";
-  auto cfg = dir.write("mtm.yaml", paths + "  log_level: info\n");
-  mtm::test::ChildProcess d({bin("mtmd"), "--config", cfg}, dir.path() + "/log");
+  std::string paths = "daemon:\n  socket: " + dir.path() + "/s\n  lock_file: " + dir.path() + "/l\n";
+  std::string cfg = dir.write("mtm.yaml", paths + "  log_level: info\n");
+  mtm::test::ChildProcess d{{bin("mtmd"), "--config", cfg}, dir.path() + "/log"};
+};
+
+}  // namespace
+
+TEST_CASE("mtmd logs the tiers, reloads on SIGHUP, keeps its config when the new one is broken, stops on SIGTERM", "[mtmd]") {
+  Daemon daemon;
+  auto& [dir, paths, cfg, d] = daemon;
   REQUIRE(d.waitForLog("ready"));
   CHECK(d.log().find("tier index=0 name=tier0") != std::string::npos);
 
@@ -33,10 +44,8 @@ TEST_CASE("mtmd logs the tiers, reloads on SIGHUP, keeps its config when the new
 }
 
 TEST_CASE("a reload keeps the profiler's regions and the policy's memory when their sections are unchanged", "[mtmd]") {
-  mtm::test::TempDir dir;
-  const std::string paths = "daemon:\n  socket: " + dir.path() + "/s\n  lock_file: " + dir.path() + "/l\n";
-  auto cfg = dir.write("mtm.yaml", paths + "  log_level: info\n");
-  mtm::test::ChildProcess d({bin("mtmd"), "--config", cfg}, dir.path() + "/log");
+  Daemon daemon;
+  auto& [dir, paths, cfg, d] = daemon;
   REQUIRE(d.waitForLog("ready"));
   // The daemon section changed (its log level), nothing else: both kept.
   dir.write("mtm.yaml", paths + "  log_level: debug\n");

@@ -27,3 +27,16 @@ TEST_CASE("mtmctl run --dry-run logs the promotions it would make and moves no p
   CHECK(r.exitCode == 0);
   CHECK(r.out.find("PASS dry-run-e2e") != std::string::npos);
 }
+
+// Debian 12's own kernel (6.1) lumps the 4 HMAT nodes into one memory tier; mtm forms 4 from HMAT
+// and moves the hot set up under the embedded default.
+TEST_CASE("on Debian 12's 6.1 kernel mtmctl run forms tiers from HMAT and moves the hot set up", "[vm][daemon]") {
+  const std::string dir = mtm::test::sourceDir() + "/tests/vm/";
+  auto r = mtm::test::vmlab({"--kernel", "6.1", "--nodes", "4", "--node-mem", "256M,512M,512M,768M", "--add",
+                             dir + "debian61-e2e.sh:/bin/debian61-e2e", "--add", dir + "writer-lib.sh:/bin/writer-lib.sh",
+                             "--", "debian61-e2e"});
+  INFO(r.out << r.err);
+  CHECK(mtm::test::failReason(r.out) == "");
+  CHECK(r.exitCode == 0);
+  CHECK(r.out.find("PASS debian61-e2e") != std::string::npos);
+}

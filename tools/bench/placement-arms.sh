@@ -6,10 +6,10 @@
 # supports these actions on physical addresses only, so DAMON monitors all of memory, where the
 # workload is nearly the only user), each measured
 # from outside by mtm-placement-watch. Writes /out/placement-<arm>.txt and a comparison.
-#   placement-arms SIZE HOT_FRACTION PHASES PHASE_SECONDS
+#   placement-arms SIZE HOT_FRACTION PHASES PHASE_SECONDS [PATTERN [TRICKLE]]
 set -u
-size=$1 frac=$2 phases=$3 secs=$4
-workload="mtm-test-hotset --size $size --hot-fraction $frac --pattern sliding --start-node 3 --phases $phases --phase-seconds $secs --truth /tmp/truth.jsonl --ready /tmp/ready"
+size=$1 frac=$2 phases=$3 secs=$4 pattern=${5:-sliding} trickle=${6:-0}
+workload="mtm-test-hotset --size $size --hot-fraction $frac --pattern $pattern --trickle $trickle --start-node 3 --phases $phases --phase-seconds $secs --truth /tmp/truth.jsonl --ready /tmp/ready"
 
 run_arm() {  # name, then the command that starts the workload
   name=$1; shift

@@ -1,7 +1,8 @@
 #pragma once
 // The memory tiers mtm manages, fastest first, built from the discovered topology and the
-// config. Precedence (docs/tiers.md): tiers.list in the config > the kernel's memory tiers >
-// HMAT access attributes > SLIT distances > one tier of everything.
+// config. Precedence (docs/tiers.md): tiers.list in the config > the kernel's memory tiers
+// (unless HMAT or distances split nodes they lump together) > HMAT access attributes > SLIT
+// distances > one tier of everything. Low watermarks are raised above the kernel's reserve.
 
 #include <cstdint>
 #include <optional>
@@ -25,7 +26,7 @@ struct Tier {
   uint64_t capacityBytes = 0;          // what mtm may fill: tiers.list[].capacity or total
   uint64_t freeBytes = 0;
   uint64_t kernelReserveBytes = 0;     // of its nodes (ZoneReserve.h), read once at discovery
-  double lowWatermark = 0;
+  double lowWatermark = 0;            // effective: at least the kernel's reserve + 1% (TierMap.cpp)
   double highWatermark = 0;
   std::optional<uint64_t> readLatencyNs;     // HMAT, worst node of the tier
   std::optional<uint64_t> readBandwidthMBps; // HMAT, worst node of the tier
