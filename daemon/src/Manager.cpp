@@ -236,7 +236,6 @@ IntervalReport Manager::runIntervalSteps() {
     MTM_WARN("no placement this interval: {}", st.error().message());
     return rep;
   }
-  last_.moveBytesPerSecond = moveBytesPerSecond_;
   auto plan = policy_->plan(last_, machine_.tiers);
   std::vector<migrate::MoveRequest> promotions, demotions;
   for (auto& m : plan.moves) {

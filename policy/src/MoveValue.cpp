@@ -34,12 +34,11 @@ double effectiveHotness(const profiler::RegionInfo& r) {
   return std::clamp(r.hotness, 0.0, 1.0) * c / (c + 1);
 }
 
-MoveValue::MoveValue(const config::Config& config, const config::TierMap& tiers, double bytesPerSecond)
+MoveValue::MoveValue(const config::Config& config, const config::TierMap& tiers)
     : latencyNs_(tierLatencyNs(tiers)),
       intervalS_(double(std::max<uint32_t>(1, config.profiler.intervalMs)) / 1000),
       horizonS_(double(config.policy.horizonS)) {
-  const double rate = bytesPerSecond > 0 ? bytesPerSecond : double(std::max<uint64_t>(1, config.migration.maxRateBytes));
-  nsPerByte_ = 1e9 / rate;
+  nsPerByte_ = 1e9 / double(std::max<uint64_t>(1, config.migration.maxRateBytes));
 }
 
 double MoveValue::accessGainNs(double hotness, uint64_t bytes, size_t from, size_t to) const {

@@ -55,7 +55,7 @@ Planner::Planner(const config::Config& config, const profiler::Snapshot& snapsho
       tiers_(tiers),
       memory_(memory),
       splitThps_(splitThps),
-      value_(config, tiers, snapshot.moveBytesPerSecond),
+      value_(config, tiers),
       cooldown_(std::max<uint64_t>(1, uint64_t{config.policy.cooldownS} * 1000 / std::max<uint32_t>(1, config.profiler.intervalMs))) {}
 
 Plan Planner::run() {

@@ -385,8 +385,9 @@ TEST_CASE("a move that does not pay over the horizon is not made", "[policy]") {
   MtmPolicy r(c);
   s.regions = {region(100, 8, 0.65, 3)};
   CHECK(r.plan(s, t).moves.empty());
-  MtmPolicy slow(cfg());
-  s.moveBytesPerSecond = 16 << 20;  // the mover measured 16 MiB/s
+  auto slowMover = cfg();
+  slowMover.migration.maxRateBytes = 16 << 20;  // 16 MiB/s for migration
+  MtmPolicy slow(slowMover);
   CHECK(slow.plan(s, t).moves.empty());
 }
 

@@ -5,8 +5,9 @@
 // until 80% of the hot set is in the top tier, the fractions in the top tier at the phase's
 // end; over the run: time-weighted fractions, the bytes the kernel migrated against the least a
 // clairvoyant placement moves for the same phases (the oracle, HotSetScore.h: the top tier's
-// room is its free memory at the start less the kernel's reserve), and ping-pong: sampled pages
-// seen moving back the way they came within --pingpong-window seconds of their last move.
+// room is its free memory at the start less the kernel's reserve, plus the workload's memory
+// already there at the first sample), and ping-pong: sampled pages seen moving back the way
+// they came within --pingpong-window seconds of their last move.
 //
 //   mtm-placement-watch --pid P --truth FILE --size 512M [--period 0.5] [--json out.json] [--label mtm]
 
@@ -150,9 +151,11 @@ int main(int argc, char** argv) {
   auto tiers = config::buildTierMap(*topo, config::TiersConfig{});
   if (!tiers) return std::fprintf(stderr, "%s\n", tiers.error().message().c_str()), 1;
 
-  // The top tier's room for the workload: free now (the workload is in place) less the reserve.
+  // The top tier's room for the workload: free now less the kernel's reserve, plus what of the
+  // workload is there already at the first sample (a tiering system may have begun moving).
   const auto& top = tiers->tiers.front();
-  const uint64_t room = top.freeBytes > top.kernelReserveBytes ? top.freeBytes - top.kernelReserveBytes : 0;
+  uint64_t room = top.freeBytes > top.kernelReserveBytes ? top.freeBytes - top.kernelReserveBytes : 0;
+  bool roomCounted = false;
   bench::HotSetTruth truth;
   truth.granules = *size / bench::kGranule;
   PingPongWatch pingPong(pingPongWindow);
@@ -175,6 +178,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     pingPong.observe(tierOf, now);
+    if (!roomCounted) {
+      room += uint64_t(std::count(tierOf.begin(), tierOf.end(), 0)) * kStride * kPage;
+      roomCounted = true;
+    }
     phases.resize(phase + 1);
     auto& p = phases[phase];
     const double since = now - truth.phases[phase].start;
@@ -201,7 +208,7 @@ int main(int argc, char** argv) {
   const auto oracle = bench::oracleMoves(truth.phases, room / bench::kGranule);
   const double oracleMiB = double(oracle.total() * bench::kGranule) / double(1 << 20);
   const double pingPongMiB = double(pingPong.count() * kStride * kPage) / double(1 << 20);
-  report.note(fmt::format("oracle: {} MiB up, {} MiB down for these phases, top tier room {} (free at start less the kernel's reserve)",
+  report.note(fmt::format("oracle: {} MiB up, {} MiB down for these phases, top tier room {} (free at start less the kernel's reserve, plus the workload's share there)",
                           oracle.up * 2, oracle.down * 2, formatBytes(room)));
   char line[512];
   std::snprintf(line, sizeof line,

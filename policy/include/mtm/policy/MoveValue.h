@@ -8,8 +8,10 @@
 // interval w) as a Poisson rate, lambda = -ln(1 - p) / w: a lower bound, since a page touched a
 // thousand times reads the same as one touched once. p is first weighed by confidence,
 // c / (c + 1) with c the decayed checks behind it: a region seen twice does not outrank a
-// settled one. Cost: the page's copy at the mover's measured rate. Demotions that make room for
-// a promotion count against it: their cost, and the accesses they slow down.
+// settled one. Cost: the page's copy at migration.max_rate, the bandwidth the operator grants
+// migration (not the mover's measured rate: under emulation that falls with everything else
+// while the access-rate bound does not, and no move paid -- docs/architecture.md). Demotions
+// that make room for a promotion count against it: their cost, and the accesses they slow down.
 //
 // Tier latency: HMAT read latency where every tier has it, else the SLIT distance from the CPUs
 // at 10 ns a unit (local = 10 = 100 ns), else 100 ns doubled each tier down.
@@ -31,8 +33,7 @@ double effectiveHotness(const profiler::RegionInfo& r);
 
 class MoveValue {
  public:
-  // `bytesPerSecond`: the mover's measured rate (0: unknown, migration.max_rate is assumed).
-  MoveValue(const config::Config& config, const config::TierMap& tiers, double bytesPerSecond);
+  MoveValue(const config::Config& config, const config::TierMap& tiers);
 
   // Nanoseconds the accesses to `bytes` of a region with effective hotness `hotness` spend more
   // (or less, negative) over the horizon in tier `to` than in tier `from`.

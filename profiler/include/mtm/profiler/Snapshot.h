@@ -30,7 +30,6 @@ struct Snapshot {
   std::vector<int> exited;     // targets that went away this interval
   uint64_t checks = 0;         // page checks spent
   uint64_t cpuNs = 0;          // the profiler's own CPU time this interval
-  double moveBytesPerSecond = 0;  // the mover's measured rate, set by the manager (0: not known yet)
 };
 
 }  // namespace mtm::profiler
