@@ -266,7 +266,8 @@ IntervalReport Manager::runIntervalSteps() {
     if (list.empty()) continue;
     const auto stats = mover_->execute(list);
     account(stats, list, kind);
-    // Moves that pay are judged at the rate pages really move (a run of at least 1 MiB).
+    // The rate pages really move, for the debug log (a run of at least 1 MiB); the policy
+    // prices moves at migration.max_rate (MoveValue.h).
     if (stats.pagesMoved >= 256 && stats.bytesPerSecond() > 0)
       moveBytesPerSecond_ = moveBytesPerSecond_ > 0 ? 0.7 * moveBytesPerSecond_ + 0.3 * stats.bytesPerSecond() : stats.bytesPerSecond();
     (kind == migrate::MoveKind::Promotion ? rep.promotedPages : rep.demotedPages) += stats.pagesMoved;

@@ -32,21 +32,33 @@ std::vector<MoveRecord> MoveMemory::overlapping(int pid, uint64_t start, uint64_
   return out;
 }
 
+// The records overlapping [start, end): whether a move `kind` now would send any back the way it
+// came within the window, and the most ping-pongs among them.
+std::pair<bool, uint32_t> MoveMemory::history(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const {
+  bool back = false;
+  uint32_t most = 0;
+  for (auto it = firstOverlapping(records_, pid, start); it != records_.end() && it->first.first == pid && it->first.second < end; ++it) {
+    back = back || (opposite(it->second.kind, kind) && now < it->second.interval + window_);
+    most = std::max(most, it->second.pingPongs);
+  }
+  return {back, most};
+}
+
 bool MoveMemory::wouldPingPong(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const {
-  for (const auto& r : overlapping(pid, start, end))
-    if (opposite(r.kind, kind) && now < r.interval + window_) return true;
-  return false;
+  return history(pid, start, end, kind, now).first;
 }
 
 uint32_t MoveMemory::pingPongs(int pid, uint64_t start, uint64_t end) const {
-  uint32_t most = 0;
-  for (const auto& r : overlapping(pid, start, end)) most = std::max(most, r.pingPongs);
-  return most;
+  return history(pid, start, end, migrate::MoveKind::Manual, 0).second;
+}
+
+uint32_t MoveMemory::barDoublings(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const {
+  const auto [back, most] = history(pid, start, end, kind, now);
+  return most + (back ? 1 : 0);
 }
 
 bool MoveMemory::record(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, int toTier, uint64_t now) {
-  const bool pingPong = wouldPingPong(pid, start, end, kind, now);
-  const uint32_t before = pingPongs(pid, start, end);
+  const auto [pingPong, before] = history(pid, start, end, kind, now);
   erase(pid, start, end);
   records_[{pid, start}] = {end, now, kind, toTier, std::min(kMaxPingPongs, before + (pingPong ? 1 : 0))};
   return pingPong;

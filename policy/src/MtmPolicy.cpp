@@ -12,22 +12,11 @@ namespace {
 constexpr uint64_t kPage = migrate::kPageSize;
 constexpr uint64_t kThp = migrate::kThpSize;
 
-// To the first node of a tier, the rest of the tier as fallbacks.
-migrate::MoveRequest request(const profiler::RegionInfo& r, const config::Tier& to, migrate::MoveKind kind) {
-  migrate::MoveRequest m;
-  m.pid = r.pid;
-  m.ranges = {{r.start, r.end}};
-  m.toNode = to.nodes.front();
-  m.fallbackNodes.assign(to.nodes.begin() + 1, to.nodes.end());
-  m.kind = kind;
-  return m;
-}
-
 }  // namespace
 
 MtmPolicy::MtmPolicy(const config::Config& config)
     : config_(config),
-      memory_(std::max<uint64_t>(1, uint64_t{config.policy.pingPongWindowS} * 1000 / std::max<uint32_t>(1, config.profiler.intervalMs))) {}
+      memory_(intervalsIn(config.policy.pingPongWindowS, config)) {}
 
 Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tiers) {
   for (int pid : snap.exited) memory_.forget(pid);
@@ -100,7 +89,8 @@ Plan TwoTierPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& 
     if (!up && !down) continue;
     const size_t to = up ? 0 : 1;
     if (spare[to] < bytes) continue;
-    plan.moves.push_back(request(r, tiers.tiers[to], up ? migrate::MoveKind::Promotion : migrate::MoveKind::Demotion));
+    plan.moves.push_back(requestToTier(r.pid, tiers.tiers[to], up ? migrate::MoveKind::Promotion : migrate::MoveKind::Demotion));
+    plan.moves.back().ranges = {{r.start, r.end}};
     spare[to] -= bytes;
     spare[1 - to] += bytes;
     budget -= pages;

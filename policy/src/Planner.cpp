@@ -29,17 +29,11 @@ uint64_t bytesOf(const std::vector<migrate::AddressRange>& ranges) {
   return n;
 }
 
-// To a tier's first node, the rest of it as fallbacks; when the kernel finds the whole tier full
-// (ENOMEM: the free memory the plan was made with has gone), the tiers after it toward the
-// region's own: still the fastest tier with room for a promotion, the next lower one with room
-// for a demotion.
+// requestToTier, and when the kernel finds the whole tier full (ENOMEM: the free memory the plan
+// was made with has gone), the tiers after it toward the region's own: still the fastest tier
+// with room for a promotion, the next lower one with room for a demotion.
 migrate::MoveRequest request(int pid, const config::TierMap& tiers, size_t from, size_t to, migrate::MoveKind kind) {
-  migrate::MoveRequest m;
-  m.pid = pid;
-  const auto& nodes = tiers.tiers[to].nodes;
-  m.toNode = nodes.front();
-  m.fallbackNodes.assign(nodes.begin() + 1, nodes.end());
-  m.kind = kind;
+  migrate::MoveRequest m = requestToTier(pid, tiers.tiers[to], kind);
   const size_t last = kind == migrate::MoveKind::Promotion ? from : tiers.tiers.size();
   for (size_t t = to + 1; t < last; ++t)
     m.fallbackNodes.insert(m.fallbackNodes.end(), tiers.tiers[t].nodes.begin(), tiers.tiers[t].nodes.end());
@@ -47,6 +41,19 @@ migrate::MoveRequest request(int pid, const config::TierMap& tiers, size_t from,
 }
 
 }  // namespace
+
+uint64_t intervalsIn(uint32_t seconds, const config::Config& config) {
+  return std::max<uint64_t>(1, uint64_t{seconds} * 1000 / std::max<uint32_t>(1, config.profiler.intervalMs));
+}
+
+migrate::MoveRequest requestToTier(int pid, const config::Tier& tier, migrate::MoveKind kind) {
+  migrate::MoveRequest m;
+  m.pid = pid;
+  m.toNode = tier.nodes.front();
+  m.fallbackNodes.assign(tier.nodes.begin() + 1, tier.nodes.end());
+  m.kind = kind;
+  return m;
+}
 
 Planner::Planner(const config::Config& config, const profiler::Snapshot& snapshot, const config::TierMap& tiers,
                  MoveMemory& memory, ThpSet& splitThps)
@@ -56,7 +63,7 @@ Planner::Planner(const config::Config& config, const profiler::Snapshot& snapsho
       memory_(memory),
       splitThps_(splitThps),
       value_(config, tiers),
-      cooldown_(std::max<uint64_t>(1, uint64_t{config.policy.cooldownS} * 1000 / std::max<uint32_t>(1, config.profiler.intervalMs))) {}
+      cooldown_(intervalsIn(config.policy.cooldownS, config)) {}
 
 Plan Planner::run() {
   if (tiers_.tiers.size() < 2) return plan_;
@@ -201,12 +208,8 @@ bool Planner::reserve(Transaction& tx, Move move) const {
 // would be one now.
 bool Planner::pays(const Transaction& tx) const {
   uint32_t doublings = 0;
-  for (const auto& m : tx.moves) {
-    const int pid = snap_.regions[m.region].pid;
-    const uint32_t n = memory_.pingPongs(pid, m.start, m.end) +
-                       (memory_.wouldPingPong(pid, m.start, m.end, m.kind, snap_.interval) ? 1 : 0);
-    doublings = std::max(doublings, n);
-  }
+  for (const auto& m : tx.moves)
+    doublings = std::max(doublings, memory_.barDoublings(snap_.regions[m.region].pid, m.start, m.end, m.kind, snap_.interval));
   return tx.gainNs > tx.costNs * std::ldexp(1.0, static_cast<int>(doublings));
 }
 

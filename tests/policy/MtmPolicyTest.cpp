@@ -539,3 +539,47 @@ TEST_CASE("the policy's memory stays bounded as regions split and merge and proc
   p.plan(s, t);
   CHECK(p.memory().size() == 0);
 }
+
+TEST_CASE("move memory: ranges overwrite what they cover, records expire, vanish with their memory, and are capped", "[policy]") {
+  using migrate::MoveKind;
+  MoveMemory m(10);
+  // A move of the middle of an earlier one splits it: three records.
+  m.record(7, 0, 100, MoveKind::Promotion, 0, 0);
+  CHECK_FALSE(m.record(7, 40, 60, MoveKind::Promotion, 0, 1));
+  REQUIRE(m.overlapping(7, 0, 100).size() == 3);
+  CHECK(m.overlapping(7, 0, 100)[1].interval == 1);
+  // Back down within the window: a ping-pong, on that range only.
+  CHECK(m.record(7, 40, 60, MoveKind::Demotion, 1, 5));
+  CHECK(m.pingPongs(7, 40, 60) == 1);
+  CHECK(m.pingPongs(7, 0, 40) == 0);
+  CHECK(m.barDoublings(7, 40, 60, MoveKind::Promotion, 6) == 2);
+  CHECK(m.barDoublings(7, 40, 60, MoveKind::Promotion, 15) == 1);  // past the window
+  // Retention: the window (10 intervals), doubled by the ping-pong.
+  std::vector<profiler::RegionInfo> live{region(0, 0, 0, 0)};
+  live[0].start = 0;
+  live[0].end = 100;
+  m.prune(live, 9, 100);
+  CHECK(m.size() == 3);
+  m.prune(live, 11, 100);  // [0, 40) and [60, 100) moved at 0 and 1: gone; [40, 60) kept to 25
+  CHECK(m.size() == 1);
+  m.prune(live, 24, 100);
+  CHECK(m.size() == 1);
+  m.prune(live, 25, 100);
+  CHECK(m.size() == 0);
+  // A record over memory no region covers any more goes at once.
+  m.record(7, 200, 300, MoveKind::Promotion, 0, 30);
+  m.record(7, 0, 100, MoveKind::Promotion, 0, 30);
+  m.prune(live, 31, 100);
+  CHECK(m.overlapping(7, 200, 300).empty());
+  CHECK(m.size() == 1);
+  // Over the cap, the oldest go.
+  for (uint64_t i = 0; i < 10; ++i) m.record(8, i * 10, i * 10 + 10, MoveKind::Promotion, 0, 32 + i);
+  std::vector<profiler::RegionInfo> all = live;
+  all.push_back(region(0, 0, 0, 0));
+  all.back().pid = 8;
+  all.back().start = 0;
+  all.back().end = 100;
+  m.prune(all, 42, 4);
+  CHECK(m.size() == 4);
+  CHECK(m.overlapping(8, 60, 100).size() == 4);
+}

@@ -40,6 +40,9 @@ class MoveMemory {
   bool wouldPingPong(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const;
   // The most ping-pongs among the records overlapping [start, end).
   uint32_t pingPongs(int pid, uint64_t start, uint64_t end) const;
+  // How often the bar of a move of [start, end) `kind` now doubles: pingPongs(), and once more
+  // where the move would be one (wouldPingPong()).
+  uint32_t barDoublings(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const;
 
   // Remembers a committed move; returns whether it was a ping-pong (counted on the range).
   bool record(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, int toTier, uint64_t now);
@@ -55,6 +58,7 @@ class MoveMemory {
   uint64_t retention(const MoveRecord& r) const;
 
  private:
+  std::pair<bool, uint32_t> history(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const;
   // Removes [start, end) of pid from the records, keeping the parts of records outside it.
   void erase(int pid, uint64_t start, uint64_t end);
   uint64_t window_;

@@ -24,6 +24,13 @@
 
 namespace mtm::policy {
 
+// Whole intervals in `seconds` at profiler.interval_ms, at least 1.
+uint64_t intervalsIn(uint32_t seconds, const config::Config& config);
+
+// A move of pid's pages to the first node of `tier`, the rest of the tier as fallbacks (tried
+// while the destination is full).
+migrate::MoveRequest requestToTier(int pid, const config::Tier& tier, migrate::MoveKind kind);
+
 class Planner {
  public:
   using ThpSet = std::set<std::pair<int, uint64_t>>;  // (pid, 2 MiB-aligned address)
