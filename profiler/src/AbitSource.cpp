@@ -5,6 +5,7 @@
 // clears the next sample, spread over regions in proportion to their variation.
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,12 @@
 
 namespace mtm::profiler {
 namespace {
+
+uint64_t threadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
 
 class AbitSource final : public Source {
  public:
@@ -70,7 +77,9 @@ class AbitSource final : public Source {
     addrs.insert(addrs.end(), next.begin(), next.end());
     std::vector<uint8_t> flags;
     std::vector<uint64_t> pfns;
+    const uint64_t t0 = threadCpuNs();
     if (auto st = t.scanner->read(addrs, flags, &pfns); !st.ok()) return std::move(st).takeError();
+    const uint64_t t1 = threadCpuNs();
     for (size_t i = 0; i < t.pending.size(); ++i) {
       if (flags[i] & kAbitFault) continue;  // a racing change: no answer this time
       const bool present = flags[i] & kAbitPresent;
@@ -98,8 +107,14 @@ class AbitSource final : public Source {
         t.pending.push_back(next[i]);
       }
     }
-    auto cleared = clearAccessedBits(t.pidfd, coalesce(std::move(ranges), regions));
+    const auto iov = coalesce(std::move(ranges), regions);
+    uint64_t span = 0;
+    for (const auto& v : iov) span += v.iov_len;
+    const uint64_t t2 = threadCpuNs();
+    auto cleared = clearAccessedBits(t.pidfd, iov);
     if (!cleared) return std::move(cleared).takeError().context("pid " + std::to_string(pid));
+    MTM_DEBUG("abit pid={} read={} read_us={} clear_iovecs={} clear_mib={:.1f} clear_us={}", pid, addrs.size(), (t1 - t0) / 1000,
+              iov.size(), double(span) / double(1 << 20), (threadCpuNs() - t2) / 1000);
     if (cleared->skipped > 0)
       MTM_DEBUG("abit pid={} madvise_refused={} (a hole or an unadvisable mapping: those bits stay set)", pid, cleared->skipped);
     return static_cast<uint64_t>(next.size());

@@ -110,6 +110,9 @@ Snapshot Profiler::runInterval() {
   // the checks by size.
   std::vector<std::pair<int, Target*>> live;
   double totalBytes = 0;
+  // Where the interval's CPU time goes, for the debug log: layout, each source, regions.
+  std::vector<uint64_t> sourceNs(sources_.size(), 0);
+  uint64_t regionsNs = 0;
   for (auto& [pid, t] : targets_) {
     if (auto st = refreshLayout(pid, t); !st.ok()) {
       gone.push_back(pid);
@@ -118,6 +121,7 @@ Snapshot Profiler::runInterval() {
     live.emplace_back(pid, &t);
     totalBytes += double(t.regions->bytes());
   }
+  const uint64_t layoutNs = nowNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
   for (auto& [pid, target] : live) {
     Target& t = *target;
     // In floating point: budget x bytes overflows 64 bits for terabyte reservations (ASan's
@@ -126,7 +130,10 @@ Snapshot Profiler::runInterval() {
         totalBytes > 0 ? std::min<uint64_t>(budget, static_cast<uint64_t>(double(budget) * double(t.regions->bytes()) / totalBytes)) : 0;
     bool alive = true;
     for (auto* s : t.sources) {
+      const uint64_t s0 = nowNs(CLOCK_THREAD_CPUTIME_ID);
       auto spent = s->observe(pid, *t.regions, share);
+      for (size_t i = 0; i < sources_.size(); ++i)
+        if (sources_[i].get() == s) sourceNs[i] += nowNs(CLOCK_THREAD_CPUTIME_ID) - s0;
       if (!spent) {
         if (spent.error().errnum() == ESRCH || !proc_.exists("/proc/" + std::to_string(pid))) alive = false;
         else if (unsigned held = 0; warnLimit_.allow(std::chrono::steady_clock::now(), held))
@@ -139,12 +146,14 @@ Snapshot Profiler::runInterval() {
       gone.push_back(pid);
       continue;
     }
+    const uint64_t r0 = nowNs(CLOCK_THREAD_CPUTIME_ID);
     t.regions->endInterval();
     for (const auto& r : t.regions->regions()) {
       RegionInfo info{pid, r.start, r.end, r.hotness, r.age, r.confidence, r.node, -1, r.huge, r.skew, r.hotEighths};
       if (tiers_ && r.node >= 0) info.tier = tiers_->tierOfNode(r.node);
       snap.regions.push_back(info);
     }
+    regionsNs += nowNs(CLOCK_THREAD_CPUTIME_ID) - r0;
   }
   for (int pid : gone) {
     MTM_INFO("profiler pid={} gone=yes", pid);
@@ -152,6 +161,12 @@ Snapshot Profiler::runInterval() {
     snap.exited.push_back(pid);
   }
   snap.cpuNs = nowNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+  if (log::get().should_log(spdlog::level::debug)) {
+    std::string bySource;
+    for (size_t i = 0; i < sources_.size(); ++i) bySource += fmt::format(" {}_us={}", names_[i], sourceNs[i] / 1000);
+    MTM_DEBUG("profiler interval={} cpu_us={} layout_us={}{} regions_us={} checks={} granted={} regions={}", snap.interval,
+              snap.cpuNs / 1000, layoutNs / 1000, bySource, regionsNs / 1000, snap.checks, budget, snap.regions.size());
+  }
   controller_.report(std::max<uint64_t>(snap.checks, 1), snap.cpuNs);
   snap.seconds = double(nowNs(CLOCK_MONOTONIC) - startNs_) / 1e9;
   return snap;

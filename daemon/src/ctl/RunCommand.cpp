@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -161,8 +162,13 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
                  cfg.profiler.intervalMs);
 
   TargetStats last;
+  double cpuSum = 0, cpuPeak = 0;
+  uint64_t intervals = 0;
   auto code = supervise(*pid, *signals, std::chrono::milliseconds(cfg.profiler.intervalMs), [&]() -> Status {
     const auto report = m.runInterval();
+    cpuSum += report.profilerCpu;
+    cpuPeak = std::max(cpuPeak, report.profilerCpu);
+    ++intervals;
     if (recorder)
       if (auto st = recorder->write(m.lastSnapshot()); !st.ok()) return st;
     if (auto it = m.targets().find(*pid); it != m.targets().end()) last = it->second;
@@ -174,7 +180,13 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
   });
   if (!code) return fail(code.error().message());
   recorder.reset();
-  if (!o.quiet) std::fprintf(stderr, "mtm: pid %d exited (status %d); %s\n", *pid, *code, summary(last).c_str());
+  if (!o.quiet) {
+    std::fprintf(stderr, "mtm: pid %d exited (status %d); %s\n", *pid, *code, summary(last).c_str());
+    if (intervals > 0)
+      std::fprintf(stderr, "mtm: profiler %.2f%% of a core on average over %llu intervals (budget %.2f%%), peak %.2f%%\n",
+                   cpuSum / double(intervals) * 100, static_cast<unsigned long long>(intervals), cfg.profiler.budget * 100,
+                   cpuPeak * 100);
+  }
   if (!o.heatmap.empty()) {
     auto drawn = writeHeatmap(recordPath, o.heatmap, *pid, 128);
     if (!drawn) fail(drawn.error().message());
