@@ -80,6 +80,7 @@ const Section<ProfilerConfig>& profilerSection() {
   static const Section<ProfilerConfig> s = [] {
     Section<ProfilerConfig> p;
     p.field("interval_ms", &ProfilerConfig::intervalMs, UInt{{}, 10, 3600000})
+        .field("abit_window_ms", &ProfilerConfig::abitWindowMs, UInt{{}, 0, 3600000})
         .field("budget", &ProfilerConfig::budget, Fraction{{}, 0.0001, 1})
         .field("sources", &ProfilerConfig::sources,
                TextList{{}, {}, {"hw_sample", "ebpf_abit", "page_fault", "damon_vaddr"}})
@@ -94,6 +95,12 @@ const Section<ProfilerConfig>& profilerSection() {
           if (cfg.minRegionBytes < 4096 || cfg.minRegionBytes % 4096 != 0)
             ctx.fail(n["min_region"] ? n["min_region"] : n, path + ".min_region",
                      "expected a multiple of 4KiB, got " + std::to_string(cfg.minRegionBytes) + " bytes");
+          // Unset, it fits the interval: at most half of it.
+          if (!n["abit_window_ms"]) cfg.abitWindowMs = std::min(cfg.abitWindowMs, cfg.intervalMs / 2);
+          if (cfg.abitWindowMs >= cfg.intervalMs)
+            ctx.fail(n["abit_window_ms"] ? n["abit_window_ms"] : n, path + ".abit_window_ms",
+                     "expected less than interval_ms (" + std::to_string(cfg.intervalMs) + "), got " +
+                         std::to_string(cfg.abitWindowMs) + "; 0 reads the bits a whole interval after clearing them");
           std::set<std::string> seen;
           for (const auto& src : cfg.sources)
             if (!seen.insert(src).second)

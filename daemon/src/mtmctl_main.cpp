@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
       "  mtmctl migrate --pid 1234 --range 0x7f00000000-0x7f10000000 --to 2 --rate 256MiB/s\n"
       "  mtmctl collapse --pid 1234 --range 0x7f00000000-0x7f10000000\n"
       "  mtmctl profile --pid 1234 --duration 30 --record p.jsonl   profile page accesses\n"
-      "  mtmctl heatmap p.jsonl -o heatmap.svg            draw the recording");
+      "  mtmctl heatmap p.jsonl -o heatmap.svg            draw the recording\n"
+      "  mtmctl -vv run --embedded -- ./workload          manage it here, with the debug log");
   app.require_subcommand(1);
   ctl::Global global;
   app.add_option("-c,--config", global.configPath, "YAML config file (default: the embedded default)")
@@ -29,6 +30,8 @@ int main(int argc, char** argv) {
   app.add_option("--kernel-root", global.kernelRoot,
                  "Read /sys and /proc under DIR instead of / (a captured machine)")
       ->check(CLI::ExistingDirectory);
+  app.add_flag("-v,--verbose", global.verbosity, "Log what mtmctl does to stderr: -v info, -vv debug (an embedded manager's "
+               "profiler and mover lines included)");
   app.set_version_flag("--version", "mtmctl " MTM_VERSION);
 
   ctl::Commands commands;
@@ -41,7 +44,9 @@ int main(int argc, char** argv) {
   ctl::addDaemonCommands(app, global, commands);
 
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0) return rc;
-  mtm::log::setup("mtmctl", spdlog::level::warn);
+  mtm::log::setup("mtmctl", global.verbosity >= 2 ? spdlog::level::debug
+                          : global.verbosity == 1 ? spdlog::level::info
+                                                  : spdlog::level::warn);
   for (const auto& c : commands)
     if (c.app->parsed()) return c.run();
   return kExitUsage;

@@ -17,6 +17,7 @@
 #include "mtm/config/ConfigLoader.h"
 #include "mtm/daemon/Cli.h"
 #include "mtm/daemon/ControlSocket.h"
+#include "mtm/daemon/IntervalClock.h"
 #include "mtm/daemon/CxlPool.h"
 #include "mtm/daemon/Machine.h"
 #include "mtm/daemon/Manager.h"
@@ -118,11 +119,11 @@ int runDaemon(const Options& opts) {
   MTM_INFO("ready socket={} watchdog={}", server->path(), watchdog ? std::to_string(watchdog->count()) + "ms" : "off");
 
   auto interval = [&] { return std::chrono::milliseconds(m.config().profiler.intervalMs); };
-  auto nextTick = Clock::now() + interval();
+  daemon::IntervalClock ticks(interval());
   auto nextPing = Clock::now();
   for (;;) {
     const auto now = Clock::now();
-    auto wake = std::min(nextTick, now + std::chrono::seconds(1));
+    auto wake = std::min(ticks.wake(m.primeLead()), now + std::chrono::seconds(1));
     if (watchdog) wake = std::min(wake, nextPing);
     std::vector<pollfd> fds{{signals->fd(), POLLIN, 0}};
     auto serverFds = server->pollFds();
@@ -171,11 +172,18 @@ int runDaemon(const Options& opts) {
     m.onExits({fds.end() - static_cast<std::ptrdiff_t>(exitFds.size()), fds.end()});
     server->onReady({fds.begin() + 1, fds.end() - static_cast<std::ptrdiff_t>(exitFds.size())});
     server->expireClients();
-    if (Clock::now() >= nextTick) {
-      m.attachConfigTargets();
-      const auto report = m.runInterval();
-      daemon::notifySystemd(statusLine(m, report));
-      nextTick = std::max(nextTick + interval(), Clock::now());
+    switch (ticks.poll(m.primeLead(), interval())) {
+      case daemon::IntervalClock::Due::prime:
+        m.primeProfiler();
+        break;
+      case daemon::IntervalClock::Due::interval: {
+        m.attachConfigTargets();
+        const auto report = m.runInterval();
+        daemon::notifySystemd(statusLine(m, report));
+        break;
+      }
+      case daemon::IntervalClock::Due::nothing:
+        break;
     }
     if (watchdog && Clock::now() >= nextPing) {
       daemon::notifySystemd("WATCHDOG=1");

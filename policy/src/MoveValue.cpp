@@ -8,7 +8,7 @@
 namespace mtm::policy {
 namespace {
 
-// A check that finds a page accessed every time says only "at least once an interval": capped,
+// A check that finds a page accessed every time says only "at least once a window": capped,
 // the rate stays finite.
 constexpr double kMaxHotness = 0.999;
 constexpr double kNsPerDistanceUnit = 10;  // SLIT 10 (local) ~ 100 ns
@@ -36,14 +36,15 @@ double effectiveHotness(const profiler::RegionInfo& r) {
 
 MoveValue::MoveValue(const config::Config& config, const config::TierMap& tiers)
     : latencyNs_(tierLatencyNs(tiers)),
-      intervalS_(double(std::max<uint32_t>(1, config.profiler.intervalMs)) / 1000),
+      windowS_(double(std::max<uint32_t>(1, config.profiler.abitWindowMs ? config.profiler.abitWindowMs
+                                                                           : config.profiler.intervalMs)) / 1000),
       horizonS_(double(config.policy.horizonS)) {
   nsPerByte_ = 1e9 / double(std::max<uint64_t>(1, config.migration.maxRateBytes));
 }
 
 double MoveValue::accessGainNs(double hotness, uint64_t bytes, size_t from, size_t to) const {
   const double p = std::min(hotness, kMaxHotness);
-  const double perPageRate = -std::log1p(-p) / intervalS_;  // accesses per second
+  const double perPageRate = -std::log1p(-p) / windowS_;  // accesses per second
   const double pages = double(bytes) / double(migrate::kPageSize);
   return pages * perPageRate * horizonS_ * (latencyNs_[from] - latencyNs_[to]);
 }

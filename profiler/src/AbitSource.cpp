@@ -1,7 +1,8 @@
 // The "ebpf_abit" source: page-table accessed bits read by a BPF program (AbitScanner), cleared
 // between checks with process_madvise(MADV_COLD) (AccessedBitClear) -- one iovec per 4 KiB
 // page, one whole 2 MiB iovec per THP (a range covering part of a THP would split it), neighbours
-// coalesced. Each interval reads the bits of the pages it cleared last time, then picks and
+// coalesced. Each interval reads the bits of the pages it cleared before -- profiler.abit_window_ms
+// earlier when the profiler primes it, else at the end of the last interval -- and picks and
 // clears the next sample, spread over regions in proportion to their variation.
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -67,18 +68,52 @@ class AbitSource final : public Source {
     return it->second.scanner->layoutGeneration();
   }
 
+  bool primes() const override { return true; }
+
+  // Clears the bits of the next sample now: observe() reads them abit_window_ms later.
+  Status prime(int pid, RegionSet& regions, uint64_t checks) override {
+    auto it = targets_.find(pid);
+    if (it == targets_.end()) return Error("pid " + std::to_string(pid) + " is not attached");
+    Target& t = it->second;
+    t.pending.clear();  // cleared a whole interval ago and never read: start again
+    const std::vector<uint64_t> next = pick(regions, checks, t.rng);
+    t.primedChecks = next.size();
+    t.primed = true;
+    return readAndClear(pid, t, regions, next);
+  }
+
   Result<uint64_t> observe(int pid, RegionSet& regions, uint64_t checks) override {
     auto it = targets_.find(pid);
     if (it == targets_.end()) return Error("pid " + std::to_string(pid) + " is not attached");
     Target& t = it->second;
-    std::vector<uint64_t> next = pick(regions, checks, t.rng);
-    // One walk: the bits of last interval's sample, and which of the next sample sit in THPs.
+    // Not primed: the next sample is cleared now, to be read a whole interval later.
+    const std::vector<uint64_t> next = t.primed ? std::vector<uint64_t>{} : pick(regions, checks, t.rng);
+    const uint64_t spent = t.primed ? t.primedChecks : next.size();
+    t.primed = false;
+    if (auto st = readAndClear(pid, t, regions, next); !st.ok()) return std::move(st).takeError();
+    return spent;
+  }
+
+ private:
+  struct Target {
+    std::unique_ptr<AbitScanner> scanner;
+    int pidfd = -1;
+    std::vector<uint64_t> pending;  // cleared, not read yet
+    bool primed = false;            // pending was cleared by prime(), for the next observe()
+    uint64_t primedChecks = 0;
+    std::mt19937_64 rng;
+  };
+
+  // One walk: the bits of the pending sample (observed), and which of `next` sit in THPs; then
+  // `next` cleared (a THP as one whole 2 MiB range) and pending.
+  Status readAndClear(int pid, Target& t, RegionSet& regions, const std::vector<uint64_t>& next) {
     std::vector<uint64_t> addrs = t.pending;
     addrs.insert(addrs.end(), next.begin(), next.end());
+    if (addrs.empty()) return {};
     std::vector<uint8_t> flags;
     std::vector<uint64_t> pfns;
     const uint64_t t0 = threadCpuNs();
-    if (auto st = t.scanner->read(addrs, flags, &pfns); !st.ok()) return std::move(st).takeError();
+    if (auto st = t.scanner->read(addrs, flags, &pfns); !st.ok()) return st;
     const uint64_t t1 = threadCpuNs();
     for (size_t i = 0; i < t.pending.size(); ++i) {
       if (flags[i] & kAbitFault) continue;  // a racing change: no answer this time
@@ -86,7 +121,6 @@ class AbitSource final : public Source {
       const Mapping mapping = !present ? Mapping::exact : (flags[i] & kAbitHuge) ? Mapping::pmd : Mapping::pte;
       regions.observe(t.pending[i], present && (flags[i] & kAbitAccessed), present ? nodes_.nodeOf(pfns[i]) : -1, mapping);
     }
-    // Clear the next sample's bits: a THP as one whole 2 MiB range.
     std::vector<Range> ranges;
     const size_t old = t.pending.size();
     t.pending.clear();
@@ -107,6 +141,7 @@ class AbitSource final : public Source {
         t.pending.push_back(next[i]);
       }
     }
+    if (ranges.empty()) return {};
     const auto iov = coalesce(std::move(ranges), regions);
     uint64_t span = 0;
     for (const auto& v : iov) span += v.iov_len;
@@ -117,16 +152,8 @@ class AbitSource final : public Source {
               iov.size(), double(span) / double(1 << 20), (threadCpuNs() - t2) / 1000);
     if (cleared->skipped > 0)
       MTM_DEBUG("abit pid={} madvise_refused={} (a hole or an unadvisable mapping: those bits stay set)", pid, cleared->skipped);
-    return static_cast<uint64_t>(next.size());
+    return {};
   }
-
- private:
-  struct Target {
-    std::unique_ptr<AbitScanner> scanner;
-    int pidfd = -1;
-    std::vector<uint64_t> pending;  // cleared at the end of the last interval
-    std::mt19937_64 rng;
-  };
 
   struct Range {
     uint64_t start, end;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 
 #include "mtm/Log.h"
 #include "mtm/Registry.h"
@@ -100,6 +101,36 @@ uint64_t Profiler::mapsReads(int pid) const {
   return it == targets_.end() ? 0 : it->second.mapsReads;
 }
 
+uint64_t Profiler::shareOf(const Target& t, uint64_t budget, double totalBytes) {
+  // In floating point: budget x bytes overflows 64 bits for terabyte reservations (ASan's
+  // shadow, JVM and Go heaps).
+  return totalBytes > 0 ? std::min<uint64_t>(budget, static_cast<uint64_t>(double(budget) * double(t.regions->bytes()) / totalBytes)) : 0;
+}
+
+void Profiler::prime() {
+  const uint64_t cpu0 = nowNs(CLOCK_THREAD_CPUTIME_ID), wall0 = nowNs(CLOCK_MONOTONIC);
+  const uint64_t budget = controller_.checks();
+  double totalBytes = 0;
+  for (auto& [pid, t] : targets_) totalBytes += double(t.regions->bytes());
+  for (auto& [pid, t] : targets_) {
+    const uint64_t share = shareOf(t, budget, totalBytes);
+    for (auto* s : t.sources) {
+      if (!s->primes()) continue;
+      // A failure here (the process exiting, most often) shows again in runInterval, which
+      // handles it; the source then prepares in observe().
+      if (auto st = s->prime(pid, *t.regions, share); !st.ok()) MTM_DEBUG("profiler pid={} prime error=\"{}\"", pid, st.error().message());
+    }
+  }
+  primeCpuNs_ += nowNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+  primeWallNs_ = nowNs(CLOCK_MONOTONIC) - wall0;
+}
+
+std::chrono::milliseconds Profiler::primeLead() const {
+  const bool primes = std::any_of(sources_.begin(), sources_.end(), [](const auto& s) { return s->primes(); });
+  if (!primes || config_.profiler.abitWindowMs == 0) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(config_.profiler.abitWindowMs + primeWallNs_ / 1000000);
+}
+
 Snapshot Profiler::runInterval() {
   const uint64_t cpu0 = nowNs(CLOCK_THREAD_CPUTIME_ID);
   Snapshot snap;
@@ -124,10 +155,7 @@ Snapshot Profiler::runInterval() {
   const uint64_t layoutNs = nowNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
   for (auto& [pid, target] : live) {
     Target& t = *target;
-    // In floating point: budget x bytes overflows 64 bits for terabyte reservations (ASan's
-    // shadow, JVM and Go heaps).
-    const uint64_t share =
-        totalBytes > 0 ? std::min<uint64_t>(budget, static_cast<uint64_t>(double(budget) * double(t.regions->bytes()) / totalBytes)) : 0;
+    const uint64_t share = shareOf(t, budget, totalBytes);
     bool alive = true;
     for (auto* s : t.sources) {
       const uint64_t s0 = nowNs(CLOCK_THREAD_CPUTIME_ID);
@@ -160,12 +188,14 @@ Snapshot Profiler::runInterval() {
     removeTarget(pid);
     snap.exited.push_back(pid);
   }
-  snap.cpuNs = nowNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+  const uint64_t primeNs = std::exchange(primeCpuNs_, 0);
+  snap.cpuNs = nowNs(CLOCK_THREAD_CPUTIME_ID) - cpu0 + primeNs;
   if (log::get().should_log(spdlog::level::debug)) {
     std::string bySource;
     for (size_t i = 0; i < sources_.size(); ++i) bySource += fmt::format(" {}_us={}", names_[i], sourceNs[i] / 1000);
-    MTM_DEBUG("profiler interval={} cpu_us={} layout_us={}{} regions_us={} checks={} granted={} regions={}", snap.interval,
-              snap.cpuNs / 1000, layoutNs / 1000, bySource, regionsNs / 1000, snap.checks, budget, snap.regions.size());
+    MTM_DEBUG("profiler interval={} cpu_us={} prime_us={} layout_us={}{} regions_us={} checks={} granted={} regions={}",
+              snap.interval, snap.cpuNs / 1000, primeNs / 1000, layoutNs / 1000, bySource, regionsNs / 1000, snap.checks, budget,
+              snap.regions.size());
   }
   controller_.report(std::max<uint64_t>(snap.checks, 1), snap.cpuNs);
   snap.seconds = double(nowNs(CLOCK_MONOTONIC) - startNs_) / 1e9;

@@ -1,5 +1,6 @@
 #include "mtm/profiler/Recording.h"
 
+#include <time.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -30,7 +31,10 @@ Recorder::~Recorder() {
 Status Recorder::write(const Snapshot& s) {
   JsonWriter w;
   w.beginObject();
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
   w.key("interval").value(s.interval).key("seconds").value(s.seconds);
+  w.key("monotonic_s").value(double(now.tv_sec) + double(now.tv_nsec) / 1e9);
   w.key("checks").value(s.checks).key("cpu_ns").value(s.cpuNs);
   w.key("exited").value(s.exited);
   w.key("regions").beginArray();
@@ -76,6 +80,7 @@ Result<Recording> readRecording(const std::string& path) {
         info.huge = r[5].as<bool>();
         s.regions.push_back(info);
       }
+      rec.monotonic.push_back(n["monotonic_s"] ? n["monotonic_s"].as<double>() : 0.0);
       rec.intervals.push_back(std::move(s));
     }
   } catch (const YAML::Exception& e) {

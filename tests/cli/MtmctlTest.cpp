@@ -69,6 +69,22 @@ TEST_CASE("bad arguments print one line and exit 2", "[cli]") {
   }
 }
 
+TEST_CASE("mtmctl -v and -vv log to stderr at info and debug -- -v wins over run -q", "[cli]") {
+  auto quiet = run({bin("mtmctl"), "run", "--embedded", "--policy", "none", "-q", "--", "true"});
+  auto info = run({bin("mtmctl"), "-v", "run", "--embedded", "--policy", "none", "-q", "--", "true"});
+  auto debug = run({bin("mtmctl"), "-vv", "run", "--embedded", "--policy", "none", "--", "sleep", "1.5"});
+  if (quiet.exitCode != 0) {
+    WARN("SKIP: no embedded manager can run here: " << quiet.err);
+    return;
+  }
+  CHECK(quiet.err.find("manager policy=none") == std::string::npos);
+  CHECK(info.exitCode == 0);
+  CHECK(info.err.find("info: manager policy=none") != std::string::npos);
+  CHECK(info.err.find("debug:") == std::string::npos);
+  CHECK(debug.exitCode == 0);
+  CHECK(debug.err.find("debug: profiler interval=") != std::string::npos);
+}
+
 TEST_CASE("--help is complete and has examples", "[cli]") {
   auto r = run({bin("mtmctl"), "--help"});
   CHECK(r.exitCode == 0);

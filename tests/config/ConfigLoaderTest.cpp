@@ -62,6 +62,7 @@ daemon: {log_level: debug}
   CHECK(r->tiers.list[1].lowWatermark.value() == Approx(0.03));
   CHECK_FALSE(r->tiers.list[1].highWatermark.has_value());
   CHECK(r->profiler.intervalMs == 200);
+  CHECK(r->profiler.abitWindowMs == 100);  // unset: the default, at most half the interval
   CHECK(r->profiler.budget == Approx(0.01));
   CHECK(r->profiler.sources == std::vector<std::string>{"ebpf_abit"});
   CHECK(r->profiler.minRegionBytes == 2ull << 20);
@@ -84,16 +85,31 @@ daemon: {log_level: debug}
   }
 }
 
+TEST_CASE("the accessed-bit window fits the interval unless it is given", "[config]") {
+  auto shortInterval = parseConfig("profiler: {interval_ms: 50}\n", "x.yaml");
+  REQUIRE(shortInterval.ok());
+  CHECK(shortInterval->profiler.abitWindowMs == 25);
+  auto given = parseConfig("profiler: {interval_ms: 2000, abit_window_ms: 0}\n", "x.yaml");
+  REQUIRE(given.ok());
+  CHECK(given->profiler.abitWindowMs == 0);
+  auto absent = parseConfig("policy: {name: mtm}\n", "x.yaml");
+  REQUIRE(absent.ok());
+  CHECK(absent->profiler.abitWindowMs == 100);
+}
+
 TEST_CASE("every config error names file:line, the key path, what was expected and what was found", "[config]") {
   CHECK(errorOf("policy:\n  hot_threshold: 9x\n") ==
         "mtm.yaml:2: policy.hot_threshold: expected a number in [0, 1] or a percentage, got \"9x\"");
   CHECK(errorOf("profiler:\n  intervl_ms: 5\n") ==
-        "mtm.yaml:2: profiler.intervl_ms: unknown key, expected one of interval_ms, budget, sources, "
+        "mtm.yaml:2: profiler.intervl_ms: unknown key, expected one of interval_ms, abit_window_ms, budget, sources, "
         "hotness_decay, max_regions, min_region, split_variation, merge_difference, hw_event, hw_sample_period");
   CHECK(errorOf("bogus: 1\n") ==
         "mtm.yaml:1: bogus: unknown key, expected one of tiers, profiler, policy, migration, targets, daemon");
   CHECK(errorOf("profiler:\n  interval_ms: 0\n") ==
         "mtm.yaml:2: profiler.interval_ms: expected an integer in [10, 3600000], got \"0\"");
+  CHECK(errorOf("profiler:\n  interval_ms: 500\n  abit_window_ms: 500\n") ==
+        "mtm.yaml:3: profiler.abit_window_ms: expected less than interval_ms (500), got 500; 0 reads the bits a whole "
+        "interval after clearing them");
   CHECK(errorOf("profiler:\n  interval_ms: [1]\n") ==
         "mtm.yaml:2: profiler.interval_ms: expected an integer in [10, 3600000], got a list");
   CHECK(errorOf("migration:\n  max_rate: fast\n") ==

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "mtm/policy/MoveValue.h"
 #include "mtm/policy/MtmPolicy.h"
 
 using namespace mtm;
@@ -41,6 +42,7 @@ profiler::RegionInfo region(uint64_t startMiB, uint64_t sizeMiB, double hotness,
 config::Config cfg() {
   config::Config c;
   c.profiler.intervalMs = 1000;
+  c.profiler.abitWindowMs = 0;  // hotness below: the chance a page is touched within an interval
   c.policy.cooldownS = 3;
   c.policy.horizonS = 60;  // a tenth of the default: the value rule bites at the figures below
   return c;
@@ -582,4 +584,14 @@ TEST_CASE("move memory: ranges overwrite what they cover, records expire, vanish
   m.prune(all, 42, 4);
   CHECK(m.size() == 4);
   CHECK(m.overlapping(8, 60, 100).size() == 4);
+}
+
+TEST_CASE("an access rate is counted per accessed-bit window: the same hotness over a shorter window is a higher rate", "[policy]") {
+  auto c = cfg();
+  const auto t = tiers({{1024, 512}, {1024, 512}});
+  const double wholeInterval = MoveValue(c, t).accessGainNs(0.5, 1 << 20, 1, 0);
+  c.profiler.abitWindowMs = 100;
+  const double window = MoveValue(c, t).accessGainNs(0.5, 1 << 20, 1, 0);
+  CHECK(wholeInterval > 0);
+  CHECK(window == Approx(10 * wholeInterval));
 }

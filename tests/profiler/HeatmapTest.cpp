@@ -65,6 +65,10 @@ TEST_CASE("recordings read back what was written -- a bad file names its line", 
   CHECK(back->intervals[2].regions[1].hotness == 1.0);
   CHECK(back->intervals[2].regions[1].huge);
   CHECK(back->intervals[2].regions[1].start == 0x50000000);
+  // Each line carries the machine's monotonic clock, in the order written.
+  REQUIRE(back->monotonic.size() == 3);
+  CHECK(back->monotonic[0] > 0);
+  CHECK(back->monotonic[2] >= back->monotonic[0]);
 
   auto bad = readRecording(dir.write("bad.jsonl", "{\"mtm_profile\":1,\"interval_ms\":1,\"sources\":[]}\n{\"interval\": [\n"));
   REQUIRE_FALSE(bad.ok());

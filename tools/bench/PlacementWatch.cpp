@@ -10,6 +10,11 @@
 // they came within --pingpong-window seconds of their last move.
 //
 //   mtm-placement-watch --pid P --truth FILE --size 512M [--period 0.5] [--json out.json] [--label mtm]
+//
+// After the run, with the profile mtm recorded (mtmctl run --record): how its hot bytes (regions
+// at or above policy.hot_threshold) compare with the true hot set, interval by interval --
+// their size, and precision and recall per 2 MiB region.
+//   mtm-placement-watch --pid P --truth FILE --size 512M --score-record rec.jsonl [--config mtm.yaml]
 
 #include <numaif.h>
 #include <signal.h>
@@ -27,7 +32,9 @@
 #include "mtm/KernelFs.h"
 #include "mtm/Parse.h"
 #include "mtm/Log.h"
+#include "mtm/config/ConfigLoader.h"
 #include "mtm/config/TierMap.h"
+#include "mtm/profiler/Recording.h"
 
 namespace {
 
@@ -124,12 +131,45 @@ Result<Fractions> measure(int pid, const bench::HotSetTruth& truth, size_t phase
   return f;
 }
 
+// The profile's hot bytes for `pid` against the truth, averaged over the intervals that fall in
+// a phase; one summary line.
+int scoreRecording(const std::string& path, const std::string& truthFile, uint64_t size, int pid, const std::string& configFile) {
+  auto cfg = config::loadConfigOrDefault(configFile);
+  if (!cfg) return std::fprintf(stderr, "%s\n", cfg.error().message().c_str()), 2;
+  auto rec = profiler::readRecording(path);
+  if (!rec) return std::fprintf(stderr, "%s\n", rec.error().message().c_str()), 1;
+  bench::HotSetTruth truth;
+  truth.granules = size / bench::kGranule;
+  truth.update(truthFile);
+  double est = 0, actual = 0, precision = 0, recall = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < rec->intervals.size(); ++i) {
+    const bench::HotPhase* phase = truth.at(rec->monotonic[i]);
+    if (!phase) continue;
+    profiler::Snapshot mine;
+    for (const auto& r : rec->intervals[i].regions)
+      if (r.pid == pid) mine.regions.push_back(r);
+    const auto hot = bench::hotRanges(mine, cfg->policy.hotThreshold);
+    for (const auto& [s, e] : hot) est += double(e - s);
+    actual += double(phase->hot.size() * bench::kGranule);
+    const auto sc = bench::score(hot, truth, *phase);
+    precision += sc.precision;
+    recall += sc.recall;
+    ++n;
+  }
+  if (n == 0) return std::fprintf(stderr, "%s: no interval falls in a phase of %s\n", path.c_str(), truthFile.c_str()), 1;
+  const double mib = double(1 << 20) * double(n);
+  std::printf("profile: hot_est_mib=%.1f hot_true_mib=%.1f hot_precision=%.3f hot_recall=%.3f intervals=%zu (hot_threshold %.2f)\n",
+              est / mib, actual / mib, precision / double(n), recall / double(n), n, cfg->policy.hotThreshold);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"mtm-placement-watch: where a running mtm-test-hotset's hot and cold memory is, over time"};
   int pid = 0;
-  std::string truthFile, json, label = "run", sizeText = "512M";
+  std::string truthFile, json, label = "run", sizeText = "512M", recordFile, configFile;
   double period = 0.5, pingPongWindow = 10;
   app.add_option("--pid", pid, "The workload's pid")->required();
   app.add_option("--truth", truthFile, "Its truth file")->required();
@@ -139,12 +179,17 @@ int main(int argc, char** argv) {
   app.add_option("--label", label, "Name of the system under test, for the title");
   app.add_option("--pingpong-window", pingPongWindow, "Seconds within which a page moving back counts as ping-pong")
       ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--score-record", recordFile, "Score this profile recording's hot bytes against the truth (after the run) instead of watching")
+      ->check(CLI::ExistingFile);
+  app.add_option("--config", configFile, "mtm's config, for policy.hot_threshold (default: the embedded default)")
+      ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
   auto size = parseSize(sizeText);
   if (!size) {
     std::fprintf(stderr, "--size: %s\n", size.error().message().c_str());
     return 2;
   }
+  if (!recordFile.empty()) return scoreRecording(recordFile, truthFile, *size, pid, configFile);
   KernelFs fs("/");
   auto topo = config::discoverTopology(fs);
   if (!topo) return std::fprintf(stderr, "%s\n", topo.error().message().c_str()), 1;

@@ -124,6 +124,12 @@ int main(int argc, char** argv) {
   uint64_t damonCpu0 = damon ? damon->cpuNs() : 0;
   double last = monotonicSeconds();
   while (waitpid(child, nullptr, WNOHANG) == 0) {
+    // Primed like mtmd primes it: accessed bits cleared abit_window_ms before the interval ends.
+    const double lead = double((*prof)->primeLead().count()) / 1000.0;
+    if (lead > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(last + interval - lead - monotonicSeconds()));
+      (*prof)->prime();
+    }
     std::this_thread::sleep_for(std::chrono::duration<double>(last + interval - monotonicSeconds()));
     const double begin = last;
     last = monotonicSeconds();

@@ -5,10 +5,12 @@
 # (3) DAMON-based tiering (DAMOS migrate_hot to node 0, migrate_cold to node 1; Linux 6.12
 # supports these actions on physical addresses only, so DAMON monitors all of memory, where the
 # workload is nearly the only user), each measured
-# from outside by mtm-placement-watch. Writes /out/placement-<arm>.txt and a comparison.
-#   placement-arms SIZE HOT_FRACTION PHASES PHASE_SECONDS [PATTERN [TRICKLE]]
+# from outside by mtm-placement-watch. Writes /out/placement-<arm>.txt and a comparison. mtm
+# records its profile, and its hot bytes are scored against the truth after its run.
+#   placement-arms SIZE HOT_FRACTION PHASES PHASE_SECONDS [PATTERN [TRICKLE [ARMS [MTMCTL_FLAGS]]]]
 set -u
-size=$1 frac=$2 phases=$3 secs=$4 pattern=${5:-sliding} trickle=${6:-0}
+size=$1 frac=$2 phases=$3 secs=$4 pattern=${5:-sliding} trickle=${6:-0} arms=${7:-mtm,kernel,damos} mtmflags=${8:-}
+wants() { case ",$arms," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 workload="mtm-test-hotset --size $size --hot-fraction $frac --pattern $pattern --trickle $trickle --start-node 3 --phases $phases --phase-seconds $secs --truth /tmp/truth.jsonl --ready /tmp/ready"
 
 run_arm() {  # name, then the command that starts the workload
@@ -71,10 +73,16 @@ damos_stop() {
   echo 0 > $d/kdamonds/nr_kdamonds
 }
 
-cfg=""
-[ -f /etc/mtm/bench.yaml ] && cfg="-c /etc/mtm/bench.yaml"
-echo "# mtm (mtmctl run, ${cfg:-embedded default config})"
-run_arm mtm mtmctl $cfg run --embedded -q -- $workload
+cfg="" scorecfg=""
+[ -f /etc/mtm/bench.yaml ] && cfg="-c /etc/mtm/bench.yaml" scorecfg="--config /etc/mtm/bench.yaml"
+if wants mtm; then
+  echo "# mtm (mtmctl run, ${cfg:-embedded default config})"
+  run_arm mtm mtmctl $mtmflags $cfg run --embedded -q --record /tmp/mtm-profile.jsonl -- $workload
+  cp /tmp/mtm.log /out/placement-mtm.log
+  mtm-placement-watch --pid "$pid" --truth /tmp/truth.jsonl --size "$size" --score-record /tmp/mtm-profile.jsonl $scorecfg \
+    | tee -a /out/placement-mtm.txt
+  cp /tmp/mtm-profile.jsonl /out/placement-mtm-profile.jsonl
+fi
 # Settings of the kernel arm from tools/bench-placement --kernel-knobs: "path value" lines.
 knobs=/etc/mtm/kernel-knobs.txt
 set_knobs() {  # save: write each knob, keeping its old value in /tmp/knobs.old; restore: put those back
@@ -92,13 +100,17 @@ set_knobs() {  # save: write each knob, keeping its old value in /tmp/knobs.old;
     while read -r path value; do echo "$value" > "$path"; done < /tmp/knobs.old
   fi
 }
-echo "# kernel tiering (numa_balancing=2, demotion_enabled=1)"
-set_knobs save || exit 1
-echo 2 > /proc/sys/kernel/numa_balancing
-echo 1 > /sys/kernel/mm/numa/demotion_enabled
-run_arm kernel $workload
-echo 0 > /proc/sys/kernel/numa_balancing
-echo 0 > /sys/kernel/mm/numa/demotion_enabled
-set_knobs restore
-echo "# DAMON-based tiering (DAMOS migrate_hot -> node 0, migrate_cold -> node 1)"
-run_arm damos $workload
+if wants kernel; then
+  echo "# kernel tiering (numa_balancing=2, demotion_enabled=1)"
+  set_knobs save || exit 1
+  echo 2 > /proc/sys/kernel/numa_balancing
+  echo 1 > /sys/kernel/mm/numa/demotion_enabled
+  run_arm kernel $workload
+  echo 0 > /proc/sys/kernel/numa_balancing
+  echo 0 > /sys/kernel/mm/numa/demotion_enabled
+  set_knobs restore
+fi
+if wants damos; then
+  echo "# DAMON-based tiering (DAMOS migrate_hot -> node 0, migrate_cold -> node 1)"
+  run_arm damos $workload
+fi

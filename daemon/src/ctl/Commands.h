@@ -18,6 +18,7 @@ namespace mtm::daemon::ctl {
 struct Global {
   std::string configPath;
   std::string kernelRoot = "/";
+  int verbosity = 0;  // -v: info, -vv: debug (logs to stderr)
 };
 
 struct Command {

@@ -9,6 +9,7 @@
 #include "mtm/daemon/SignalFd.h"
 #include "mtm/profiler/Heatmap.h"
 #include "mtm/profiler/Profiler.h"
+#include "mtm/daemon/IntervalClock.h"
 #include "mtm/profiler/Recording.h"
 
 namespace mtm::daemon::ctl {
@@ -36,7 +37,10 @@ int runProfile(const Global& global, const ProfileOptions& o) {
   auto loaded = effectiveConfig(global);
   if (!loaded) return fail(loaded.error().message());
   config::Config cfg = *loaded;
-  if (o.intervalMs) cfg.profiler.intervalMs = o.intervalMs;
+  if (o.intervalMs) {
+    cfg.profiler.intervalMs = o.intervalMs;
+    cfg.profiler.abitWindowMs = std::min(cfg.profiler.abitWindowMs, o.intervalMs / 2);
+  }
   if (!o.budget.empty()) {
     auto b = o.budget.back() == '%' ? parsePercent(o.budget) : Result<double>(std::stod(o.budget));
     if (!b || *b <= 0 || *b > 1) return fail("--budget: expected a fraction of one core like 1% or 0.01, got \"" + o.budget + "\"");
@@ -65,9 +69,16 @@ int runProfile(const Global& global, const ProfileOptions& o) {
                 names.c_str(), cfg.profiler.intervalMs, cfg.profiler.budget * 100);
   const int intervals = std::max(1, static_cast<int>(o.duration * 1000 / cfg.profiler.intervalMs));
   profiler::Snapshot last;
-  for (int i = 0; i < intervals && (*prof)->targetCount() > 0; ++i) {
-    auto sig = signals->wait(static_cast<int>(cfg.profiler.intervalMs));
+  IntervalClock clock(std::chrono::milliseconds(cfg.profiler.intervalMs));
+  for (int i = 0; i < intervals && (*prof)->targetCount() > 0;) {
+    const auto lead = (*prof)->primeLead();
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(clock.wake(lead) - IntervalClock::Clock::now());
+    auto sig = signals->wait(static_cast<int>(std::max<int64_t>(0, wait.count())));
     if (sig && *sig != 0) break;
+    const auto due = clock.poll(lead, std::chrono::milliseconds(cfg.profiler.intervalMs));
+    if (due == IntervalClock::Due::prime) (*prof)->prime();
+    if (due != IntervalClock::Due::interval) continue;
+    ++i;
     last = (*prof)->runInterval();
     if (recorder)
       if (auto st = recorder->write(last); !st.ok()) return fail(st.error().message());

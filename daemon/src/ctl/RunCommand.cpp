@@ -16,6 +16,7 @@
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
 #include "mtm/daemon/ControlSocket.h"
+#include "mtm/daemon/IntervalClock.h"
 #include "mtm/daemon/Manager.h"
 #include "mtm/daemon/SignalFd.h"
 #include "mtm/profiler/Recording.h"
@@ -78,16 +79,25 @@ int launchFailure(const Error& e) {
   return e.errnum() == ENOENT ? 127 : 126;
 }
 
-// Waits for the command like a shell would, calling onTick every `interval` (0: never). A signal
-// another process sends mtmctl is passed on; the terminal's (sent by the kernel) already reached
-// the command, which shares mtmctl's process group, so it is not sent twice.
-Result<int> supervise(pid_t pid, SignalFd& signals, std::chrono::milliseconds interval, const std::function<Status()>& onTick) {
-  auto nextTick = std::chrono::steady_clock::now() + interval;
+// An embedded manager's intervals, for supervise().
+struct Ticks {
+  std::chrono::milliseconds interval{0};  // 0: none
+  std::function<Status()> onTick;
+  Manager* manager = nullptr;             // primed before each tick (Manager::primeLead)
+};
+
+// Waits for the command like a shell would, running the manager's intervals. A signal another
+// process sends mtmctl is passed on; the terminal's (sent by the kernel) already reached the
+// command, which shares mtmctl's process group, so it is not sent twice.
+Result<int> supervise(pid_t pid, SignalFd& signals, const Ticks& ticks) {
+  const auto interval = ticks.interval;
+  IntervalClock clock(interval);
+  auto lead = [&] { return ticks.manager ? ticks.manager->primeLead() : std::chrono::milliseconds(0); };
   for (;;) {
     int timeout = -1;
     if (interval.count() > 0)
       timeout = static_cast<int>(std::max<int64_t>(
-          0, std::chrono::ceil<std::chrono::milliseconds>(nextTick - std::chrono::steady_clock::now()).count()));
+          0, std::chrono::ceil<std::chrono::milliseconds>(clock.wake(lead()) - std::chrono::steady_clock::now()).count()));
     pid_t sender = 0;
     auto sig = signals.wait(timeout, &sender);
     if (!sig) return std::move(sig).takeError();
@@ -101,8 +111,10 @@ Result<int> supervise(pid_t pid, SignalFd& signals, std::chrono::milliseconds in
       continue;
     }
     if (interval.count() == 0) continue;
-    nextTick = std::max(nextTick + interval, std::chrono::steady_clock::now());
-    if (auto st = onTick(); !st.ok()) return std::move(st).takeError();
+    const auto due = clock.poll(lead(), interval);
+    if (due == IntervalClock::Due::prime) ticks.manager->primeProfiler();
+    if (due != IntervalClock::Due::interval) continue;
+    if (auto st = ticks.onTick(); !st.ok()) return std::move(st).takeError();
   }
 }
 
@@ -119,7 +131,7 @@ int runUnderDaemon(const std::string& socket, const RunOptions& o) {
     return fail("mtmd did not take pid " + std::to_string(*pid) + " (stopped it): " + reply.error().message());
   }
   if (!o.quiet) std::fprintf(stderr, "mtm: pid %d managed by mtmd (%s); mtmctl status shows it\n", *pid, socket.c_str());
-  auto code = supervise(*pid, *signals, std::chrono::milliseconds(0), [] { return Status(); });
+  auto code = supervise(*pid, *signals, Ticks{});
   if (!code) return fail(code.error().message());
   return *code;
 }
@@ -164,7 +176,10 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
   TargetStats last;
   double cpuSum = 0, cpuPeak = 0;
   uint64_t intervals = 0;
-  auto code = supervise(*pid, *signals, std::chrono::milliseconds(cfg.profiler.intervalMs), [&]() -> Status {
+  Ticks ticks;
+  ticks.interval = std::chrono::milliseconds(cfg.profiler.intervalMs);
+  ticks.manager = &m;
+  ticks.onTick = [&]() -> Status {
     const auto report = m.runInterval();
     cpuSum += report.profilerCpu;
     cpuPeak = std::max(cpuPeak, report.profilerCpu);
@@ -177,7 +192,8 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
                    double(report.promotedPages) * migrate::kPageSize / double(1 << 20),
                    double(report.demotedPages) * migrate::kPageSize / double(1 << 20), report.profilerCpu * 100);
     return {};
-  });
+  };
+  auto code = supervise(*pid, *signals, ticks);
   if (!code) return fail(code.error().message());
   recorder.reset();
   if (!o.quiet) {
@@ -196,8 +212,13 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
 }
 
 int runCommand(const Global& global, const RunOptions& o) {
-  if (o.quiet) log::get().set_level(spdlog::level::err);
-  else if (o.dryRun) log::get().set_level(spdlog::level::info);  // the plan is logged at info: show it
+  if (global.verbosity > 0) {
+    // -v wins over -q and --dry-run: the logs asked for
+  } else if (o.quiet) {
+    log::get().set_level(spdlog::level::err);
+  } else if (o.dryRun) {
+    log::get().set_level(spdlog::level::info);  // the plan is logged at info: show it
+  }
   auto cfg = effectiveConfig(global);
   if (!cfg) return fail(cfg.error().message());
   const bool wantsEmbedded = o.embedded || !o.policy.empty() || o.dryRun || !o.record.empty() || !o.heatmap.empty();

@@ -32,6 +32,8 @@ struct TiersConfig {
 
 struct ProfilerConfig {
   uint32_t intervalMs = 1000;
+  // Accessed bits are read this long after they are cleared (0: a whole interval later).
+  uint32_t abitWindowMs = 100;
   double budget = 0.005;                 // CPU time per second of one core
   std::vector<std::string> sources = {"hw_sample", "ebpf_abit", "page_fault"};
   double hotnessDecay = 0.5;             // weight kept from the previous interval's hotness

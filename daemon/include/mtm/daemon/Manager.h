@@ -95,6 +95,9 @@ class Manager {
   const config::Config& config() const { return config_; }
   const Machine& machine() const { return machine_; }
   const profiler::Profiler& profiler() const { return *profiler_; }
+  // Profiler::prime and primeLead: call primeProfiler() primeLead() before runInterval().
+  void primeProfiler() { profiler_->prime(); }
+  std::chrono::milliseconds primeLead() const { return profiler_->primeLead(); }
   const profiler::Snapshot& lastSnapshot() const { return last_; }
   const std::map<int, TargetStats>& targets() const { return targets_; }
 

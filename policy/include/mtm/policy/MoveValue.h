@@ -3,9 +3,10 @@
 // nanoseconds of time.
 //
 // Benefit: the accesses the moved pages will take over the horizon times the latency gap between
-// the tiers. Accessed bits only say whether a page was touched in an interval, so a page's access
-// rate is estimated from its region's hotness p (the chance a check finds it accessed over one
-// interval w) as a Poisson rate, lambda = -ln(1 - p) / w: a lower bound, since a page touched a
+// the tiers. Accessed bits only say whether a page was touched within a window, so a page's access
+// rate is estimated from its region's hotness p (the chance a check finds it accessed within one
+// window w: profiler.abit_window_ms, or the interval when that is 0) as a Poisson rate,
+// lambda = -ln(1 - p) / w: a lower bound, since a page touched a
 // thousand times reads the same as one touched once. p is first weighed by confidence,
 // c / (c + 1) with c the decayed checks behind it: a region seen twice does not outrank a
 // settled one. Cost: the page's copy at migration.max_rate, the bandwidth the operator grants
@@ -45,7 +46,7 @@ class MoveValue {
 
  private:
   std::vector<double> latencyNs_;
-  double intervalS_;
+  double windowS_;  // how long a check looks: profiler.abit_window_ms, or the interval
   double horizonS_;
   double nsPerByte_;
 };

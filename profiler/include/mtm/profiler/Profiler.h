@@ -2,6 +2,7 @@
 // The profiling loop: per target, regions fed by every available source; per interval, one
 // snapshot, at a CPU cost the overhead controller holds to the budget.
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <memory>
@@ -37,6 +38,13 @@ class Profiler {
   // Ends an interval: gathers observations, updates regions, corrects the budget. Targets that
   // exited are dropped and listed in the snapshot.
   Snapshot runInterval();
+  // Prepares the next runInterval() for sources that look a while after they prepare (accessed
+  // bits: cleared now, read then). Call it primeLead() before runInterval(); its CPU time counts
+  // toward that interval. Without it those sources prepare a whole interval ahead.
+  void prime();
+  // How long before runInterval() to call prime(): profiler.abit_window_ms plus what the last
+  // prime() took (it clears as it goes); zero when no active source primes or the window is 0.
+  std::chrono::milliseconds primeLead() const;
 
   const std::vector<std::string>& activeSources() const { return names_; }
   // How often /proc/PID/maps was read for a target (sources that follow the address space
@@ -53,6 +61,8 @@ class Profiler {
     uint64_t mapsReads = 0;
   };
   Status refreshLayout(int pid, Target& t);
+  // A target's share of `budget` checks: in proportion to its bytes.
+  static uint64_t shareOf(const Target& t, uint64_t budget, double totalBytes);
 
   config::Config config_;
   const config::TierMap* tiers_;
@@ -64,6 +74,8 @@ class Profiler {
   log::RateLimit warnLimit_{std::chrono::seconds(10)};  // a failing source warns once per 10 s
   uint64_t interval_ = 0;
   uint64_t startNs_ = 0;
+  uint64_t primeCpuNs_ = 0;   // spent by prime() since the last interval
+  uint64_t primeWallNs_ = 0;  // how long the last prime() took
 };
 
 }  // namespace mtm::profiler

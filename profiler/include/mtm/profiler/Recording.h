@@ -1,7 +1,7 @@
 #pragma once
 // Profiles on disk: JSON lines, one header, then one line per interval.
 //   {"mtm_profile":1,"interval_ms":1000,"sources":["ebpf_abit"]}
-//   {"interval":0,"seconds":1.00,"checks":5000,"cpu_ns":2100000,"exited":[],
+//   {"interval":0,"seconds":1.00,"monotonic_s":5123.4,"checks":5000,"cpu_ns":2100000,"exited":[],
 //    "regions":[[pid,start,end,hotness,node,huge],...]}
 
 #include <cstdio>
@@ -18,6 +18,9 @@ struct Recording {
   uint32_t intervalMs = 0;
   std::vector<std::string> sources;
   std::vector<Snapshot> intervals;
+  // Per interval: CLOCK_MONOTONIC seconds when it was written, to line it up with other clocks
+  // on the machine (0 in recordings that predate it).
+  std::vector<double> monotonic;
 };
 
 class Recorder {

@@ -27,6 +27,11 @@ class Source {
   // Adds the interval's observations of `pid` to its regions. `checks` is what the overhead
   // controller grants to sources that choose which pages to look at; returns what it spent.
   virtual Result<uint64_t> observe(int pid, RegionSet& regions, uint64_t checks) = 0;
+  // Sources that look some time after they prepare (accessed bits: cleared, then read) prepare
+  // the next observe() here, profiler.abit_window_ms before it, with the same grant. One that
+  // is not primed prepares in observe() for the next, a whole interval ahead.
+  virtual bool primes() const { return false; }
+  virtual Status prime(int, RegionSet&, uint64_t) { return {}; }
   // Sources that follow the address space themselves: a number that changes whenever it does
   // (mmap, munmap, mprotect, brk), so /proc/PID/maps is read only then; nullopt otherwise.
   virtual std::optional<uint64_t> layoutGeneration(int) const { return std::nullopt; }
