@@ -1,6 +1,8 @@
 #include "Comm.h"
 
+#include <poll.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -43,6 +45,7 @@ Status Comm::init(int nranks, int rank, const UniqueIdData& id, const Options& o
   comm->options_.layout.nranks = nranks;
   Status status = comm->attach(id);
   if (status.ok()) status = comm->waitForRanks();
+  if (status.ok()) comm->watchLocalPeers();
   if (status.ok()) comm->countRanksHere();
   if (!status.ok()) {
     if (comm->view_ != nullptr) comm->leave(RankState::aborted);
@@ -98,6 +101,8 @@ Status Comm::attach(const UniqueIdData& id) {
             return Status::error(cxlcclInvalidUsage, "rank 0 created the communicator for ",
                                  header[2], " ranks, this rank was told ", nranks_);
           LayoutParams params{nranks_, header[3], header[4], static_cast<int>(header[5])};
+          if (header[5] > 1024) params.chunks = -1;  // out of range, whatever the cast made of it
+          CXLCCL_TRY(checkLayoutParams(params, region_.bytes, cat("pool ", path, " region at ", region_.offset)));
           if (params.lineBytes != options_.layout.lineBytes ||
               params.chunkBytes != options_.layout.chunkBytes ||
               params.chunks != options_.layout.chunks)
@@ -105,9 +110,6 @@ Status Comm::attach(const UniqueIdData& id) {
                  " bytes, ", params.chunks, " chunks of ", params.chunkBytes, " bytes");
           options_.layout = params;
           layout_ = Layout(params);
-          if (layout_.bytes() > region_.bytes)
-            return Status::error(cxlcclInternalError, "communicator region in ", path, " has ",
-                                 region_.bytes, " bytes, its layout needs ", layout_.bytes());
           break;
         }
       }
@@ -220,6 +222,29 @@ void Comm::stopHeartbeat() {
 Comm::~Comm() {
   stopHeartbeat();
   if (view_ != nullptr && !left_) leave(RankState::aborted);
+  for (const PeerWatch& p : peers_)
+    if (p.pidfd >= 0) ::close(p.pidfd);
+}
+
+// A rank on this host learns of a peer's death from the kernel at once, not from a heartbeat
+// that stops (CXLCCL_HEARTBEAT_MS): a pidfd polls readable when the process exits -- a zombie
+// included, which kill(pid, 0) still finds. Ranks are told apart by host name and pid, as
+// everywhere here: ranks on one host in different pid namespaces must have different host names.
+void Comm::watchLocalPeers() {
+  for (int r = 0; r < nranks_; ++r) {
+    if (r == rank_ || hostOf(r) != host_) continue;
+    auto pid = static_cast<pid_t>(view_->peek(layout_.rankLine(r) + field::pid));
+    int fd = pid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)) : -1;
+    if (fd < 0) info("rank ", rank_, ": no pidfd for ", describeRank(r), " (", std::strerror(errno), "): its heartbeat tells");
+    peers_[static_cast<std::size_t>(r)].pidfd = fd;
+  }
+}
+
+bool Comm::exited(int peer) const {
+  const int fd = peers_[static_cast<std::size_t>(peer)].pidfd;
+  if (fd < 0) return false;
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
 }
 
 std::string Comm::asyncErrorMessage() const {
@@ -264,6 +289,11 @@ Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
     return Status::error(cxlcclRemoteError, describeRank(peer),
                          " left the communicator (CommDestroy) while this rank still waits on it: "
                          "the ranks did not call the same collectives");
+  if (exited(peer)) {
+    watch.dead = true;
+    return Status::error(cxlcclRemoteError, describeRank(peer), " exited while this rank waits on it (its pidfd "
+                         "says so): it crashed or was killed");
+  }
   std::uint64_t beat = view_->peek(line + field::heartbeat);
   if (beat != watch.heartbeat || nowMillis(watch.changedAt) == 0) {
     watch.heartbeat = beat;
@@ -283,6 +313,7 @@ Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
 // A peer on this host whose process is gone is dead without waiting for its heartbeat; on
 // another host only the heartbeat tells (cxlccl-pool reclaim frees what such ranks leave).
 bool Comm::deadOnThisHost(int peer) const {
+  if (exited(peer)) return true;
   if (hostOf(peer) != host_) return false;
   auto pid = static_cast<pid_t>(view_->peek(layout_.rankLine(peer) + field::pid));
   return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;

@@ -146,7 +146,11 @@ class Comm {
     std::uint64_t heartbeat = 0;
     Clock::time_point changedAt{};
     bool dead = false;
+    int pidfd = -1;  // a peer on this host: readable once its process has exited
   };
+  // Opens a pidfd for each peer on this host (after waitForRanks: their pids are written).
+  void watchLocalPeers();
+  bool exited(int peer) const;  // its pidfd says so
   std::vector<PeerWatch> peers_;
 
   std::atomic<cxlcclResult_t> error_{cxlcclSuccess};

@@ -20,6 +20,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include "Status.h"
 
 namespace cxlccl {
 
@@ -51,6 +54,11 @@ struct LayoutParams {
   std::size_t chunkBytes = 256 << 10;
   int chunks = 8;
 };
+
+// Layout parameters as read from a communicator's header in a pool (`where` names it): each in
+// the range the library writes, and the layout within the region's `regionBytes`. A corrupt or
+// foreign header is an error, never an address outside the region.
+Status checkLayoutParams(const LayoutParams& params, std::uint64_t regionBytes, const std::string& where);
 
 class Layout {
  public:

@@ -74,6 +74,29 @@ std::uint64_t dataOffsetOf(const PoolMapping& m) {
   return m.devices() == 1 ? kPoolAlign : static_cast<std::uint64_t>(m.devices()) * m.stripeBytes();
 }
 
+// Where regions may lie: from the data offset (which the mapping decides) to the header's size
+// or the mapping's end, whichever is less -- the header may have changed since it was checked.
+struct DataRange {
+  std::uint64_t begin = 0, end = 0;
+};
+DataRange dataRange(const PoolMapping& m, const PoolHeader& h) {
+  const std::uint64_t begin = dataOffsetOf(m), end = std::min<std::uint64_t>(h.bytes, m.bytes());
+  return {begin, std::max(begin, end)};
+}
+
+// Why a ready entry does not fit the pool ("" when it does): its region must lie in the data
+// part, 2 MiB-aligned, and serve at most kMaxRanks ranks.
+std::string entryProblem(const RegionEntry& e, DataRange d) {
+  if (e.offset < d.begin || e.offset >= d.end || e.offset % kPoolAlign != 0)
+    return cat("offset = ", e.offset, " (expected a multiple of 2 MiB in ", d.begin, "..", d.end, ")");
+  if (e.bytes == 0 || e.bytes > d.end - e.offset || e.bytes % kPoolAlign != 0)
+    return cat("bytes = ", e.bytes, " (expected a multiple of 2 MiB, at most ", d.end - e.offset, " from its offset)");
+  if (e.nranks > 64) return cat("nranks = ", e.nranks, " (expected 0..64)");
+  return "";
+}
+
+bool ready(const RegionEntry& e) { return e.state == static_cast<std::uint32_t>(RegionState::ready); }
+
 }  // namespace
 
 Requester Requester::self() { return {static_cast<std::uint32_t>(getpid()), static_cast<std::uint32_t>(getuid())}; }
@@ -81,13 +104,25 @@ Requester Requester::self() { return {static_cast<std::uint32_t>(getpid()), stat
 Status Pool::open(const std::string& path, std::uint64_t createBytes, std::shared_ptr<Pool>* out) {
   std::string socket = daemonSocketOf(path);
   if (!socket.empty()) return openFromDaemon(path, socket, out);
+  return openMapped(path, createBytes, PoolOpenMode{}, out);
+}
+
+Status Pool::openExisting(const std::string& path, bool writable, std::shared_ptr<Pool>* out) {
+  // mtmd's pool exists by definition; mtmd makes every change to its table.
+  if (std::string socket = daemonSocketOf(path); !socket.empty()) return openFromDaemon(path, socket, out);
+  return openMapped(path, 0, PoolOpenMode{false, writable}, out);
+}
+
+Status Pool::openMapped(const std::string& path, std::uint64_t createBytes, PoolOpenMode mode,
+                        std::shared_ptr<Pool>* out) {
   std::shared_ptr<Pool> pool(new Pool());
   pool->spec_ = path;
   bool created = false;
-  CXLCCL_TRY(PoolMapping::open(path, createBytes, &pool->mapping_, &created));
+  CXLCCL_TRY(PoolMapping::open(path, createBytes, &pool->mapping_, &created, mode));
   Status status;
   if (created) status = pool->writeHeader(true, 0);  // a file made here: one host, coherent
   if (status.ok()) status = pool->checkHeader();
+  if (status.ok()) status = pool->checkTable();
   pool->unlock();
   if (!status.ok()) return status;
   *out = std::move(pool);
@@ -105,6 +140,7 @@ Status Pool::openFromDaemon(const std::string& spec, const std::string& socket,
   pool->daemonSocket_ = socket;
   CXLCCL_TRY(PoolMapping::adopt(devices, fds, &pool->mapping_));
   CXLCCL_TRY(pool->checkHeader());
+  CXLCCL_TRY(pool->checkTable());
   info("pool ", devices, " from mtmd at ", socket);
   *out = std::move(pool);
   return Status::success();
@@ -187,11 +223,23 @@ Status Pool::checkHeader() const {
                            m.devicePath(0), ": give the devices in the order they were formatted "
                            "in (cxlccl-pool info shows it), or reformat them together");
   }
-  if (h->bytes > m.bytes() || h->maxRegions != kMaxRegions || h->tableOffset != kTableOffset ||
+  if (h->bytes > m.bytes() || h->bytes < h->dataOffset + kPoolAlign || h->bytes % kPoolAlign != 0 ||
+      h->maxRegions != kMaxRegions || h->tableOffset != kTableOffset ||
       h->dataOffset != dataOffsetOf(m) || (devices > 1 && h->stripeBytes != m.stripeBytes()))
     return Status::error(cxlcclInvalidUsage, "pool ", spec, " has a header whose layout (", h->bytes,
                          " bytes, ", h->maxRegions, " regions) does not fit its ", m.bytes(),
                          " mapped bytes: reformat it (cxlccl-pool format)");
+  return Status::success();
+}
+
+Status Pool::checkTable() const {
+  const RegionEntry* entries = table(base());
+  for (std::uint32_t i = 0; i < kMaxRegions; ++i) {
+    if (!ready(entries[i])) continue;
+    if (std::string problem = entryProblem(entries[i], dataRange(*mapping_, *header(base()))); !problem.empty())
+      return Status::error(cxlcclInvalidUsage, "pool ", path(), ": region table entry ", i, ": ", problem,
+                           ": the table is corrupt (cxlccl-pool format ", path(), " resets it; every region is lost)");
+  }
   return Status::success();
 }
 
@@ -228,6 +276,10 @@ Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32
   bytes = (bytes + kPoolAlign - 1) / kPoolAlign * kPoolAlign;
   CXLCCL_TRY(lock());
   refreshHeader();
+  if (Status st = checkTable(); !st.ok()) {
+    unlock();
+    return st;
+  }
   RegionEntry* entries = table(base());
   std::vector<std::pair<std::uint64_t, std::uint64_t>> used;  // offset, bytes
   RegionEntry* freeEntry = nullptr;
@@ -244,8 +296,9 @@ Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32
     }
   }
   std::sort(used.begin(), used.end());
-  std::uint64_t offset = header(base())->dataOffset;
-  std::uint64_t end = header(base())->bytes;
+  const DataRange d = dataRange(*mapping_, *header(base()));
+  std::uint64_t offset = d.begin;
+  std::uint64_t end = d.end;
   bool found = false;
   for (const auto& [usedOffset, usedBytes] : used) {
     if (usedOffset >= offset + bytes) {
@@ -321,7 +374,11 @@ std::vector<RegionInfo> Pool::regions() const {
   const RegionEntry* entries = table(base());
   for (std::uint32_t i = 0; i < kMaxRegions; ++i) {
     const RegionEntry& e = entries[i];
-    if (e.state != static_cast<std::uint32_t>(RegionState::ready)) continue;
+    if (!ready(e)) continue;
+    if (std::string problem = entryProblem(e, dataRange(*mapping_, *header(base()))); !problem.empty()) {
+      warn("pool ", path(), ": region table entry ", i, " left out: ", problem);
+      continue;
+    }
     out.push_back(RegionInfo{{e.nonceHigh, e.nonceLow}, e.offset, e.bytes, e.generation,
                              e.nranks, e.creatorPid, e.ownerUid});
   }
@@ -331,7 +388,8 @@ std::vector<RegionInfo> Pool::regions() const {
 std::uint64_t Pool::freeBytes() const {
   std::uint64_t used = 0;
   for (const RegionInfo& region : regions()) used += region.bytes;
-  return header(base())->bytes - header(base())->dataOffset - used;
+  const DataRange d = dataRange(*mapping_, *header(base()));
+  return used < d.end - d.begin ? d.end - d.begin - used : 0;
 }
 
 }  // namespace cxlccl

@@ -58,6 +58,9 @@ class Pool {
   // one host). "mtmd" or "mtmd:SOCKET" is the pool mtmd owns: its devices come over the socket
   // and allocate() and release() are requests to mtmd (DaemonClient.h).
   static Status open(const std::string& path, std::uint64_t createBytes, std::shared_ptr<Pool>* out);
+  // A pool that exists and is formatted, for tools: nothing is created, and read-only unless
+  // `writable` (cxlccl-pool info reads; reclaim frees regions). mtmd's pool as open() gets it.
+  static Status openExisting(const std::string& path, bool writable, std::shared_ptr<Pool>* out);
   // Writes a fresh header (a new generation): every region is forgotten.
   static Status format(const std::string& path, std::uint64_t createBytes, PoolFormat format);
   ~Pool();
@@ -76,6 +79,8 @@ class Pool {
   bool find(const RegionNonce& nonce, RegionInfo* out) const;
   // Frees the region if it is still the one described (same nonce, offset and generation).
   Status release(const RegionInfo& region);
+  // The ready regions of the table. An entry whose offset, size or rank count does not fit the
+  // pool is left out, with a warning (checkHeader() refuses a pool that has one when it opens).
   std::vector<RegionInfo> regions() const;
   std::uint64_t freeBytes() const;
 
@@ -90,6 +95,10 @@ class Pool {
   // Under the lock: a fresh header (and stripe labels); the check every attach makes.
   Status writeHeader(bool coherent, std::uint64_t previousGeneration);
   Status checkHeader() const;
+  // Every ready entry of the table fits the pool; the error names the entry and its field.
+  Status checkTable() const;
+  static Status openMapped(const std::string& path, std::uint64_t createBytes, PoolOpenMode mode,
+                           std::shared_ptr<Pool>* out);
 
   std::unique_ptr<PoolMapping> mapping_;
   std::string daemonSocket_;  // set: mtmd owns the pool and makes every change to its table

@@ -1,6 +1,7 @@
 #include "PoolMapping.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -9,7 +10,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <fstream>
+#include <vector>
 
 namespace cxlccl {
 namespace {
@@ -53,21 +56,47 @@ Status checkSpec(const std::string& spec, std::vector<std::string>* paths) {
 
 }  // namespace
 
+Status poolPermissions(PoolPermissions* out) {
+  *out = PoolPermissions{};
+  const char* group = std::getenv("CXLCCL_POOL_GROUP");
+  if (group == nullptr || *group == '\0') return Status::success();
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long gid = std::strtoul(group, &end, 10);
+  if (*end == '\0' && errno == 0 && gid < static_cast<unsigned long>(static_cast<gid_t>(-1))) {
+    out->group = static_cast<gid_t>(gid);
+  } else {
+    std::vector<char> buffer(16384);
+    struct group entry {};
+    struct group* found = nullptr;
+    if (getgrnam_r(group, &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr)
+      return Status::error(cxlcclInvalidArgument, "CXLCCL_POOL_GROUP=", group,
+                           ": no such group (a group name or number that the ranks' users share)");
+    out->group = found->gr_gid;
+  }
+  out->mode = 0660;
+  return Status::success();
+}
+
 Status PoolMapping::open(const std::string& spec, std::uint64_t createBytes,
-                         std::unique_ptr<PoolMapping>* out, bool* created) {
+                         std::unique_ptr<PoolMapping>* out, bool* created, PoolOpenMode mode) {
   std::unique_ptr<PoolMapping> mapping(new PoolMapping());
   mapping->spec_ = spec;
+  mapping->writable_ = mode.writable;
   std::vector<std::string> paths;
   CXLCCL_TRY(checkSpec(spec, &paths));
   std::uint64_t perDevice = (createBytes / paths.size() + kAlign - 1) / kAlign * kAlign;
   *created = false;
-  for (const std::string& path : paths) CXLCCL_TRY(mapping->openDevice(path));
+  for (const std::string& path : paths) CXLCCL_TRY(mapping->openDevice(path, mode));
   // Held from here: files are sized under the lock, and whoever finds the pool empty formats it.
   CXLCCL_TRY(mapping->lock());
   for (Device& d : mapping->devices_) {
     struct stat st;
     if (d.bytes == 0 && fstat(d.fd, &st) == 0) d.bytes = static_cast<std::uint64_t>(st.st_size);
     if (d.bytes != 0) continue;  // sized by another process before this one took the lock
+    if (!mode.create)
+      return Status::error(cxlcclInvalidUsage, "pool ", d.path, " is empty (nothing was changed: format it "
+                           "with cxlccl-pool format ", spec, ")");
     if (ftruncate(d.fd, static_cast<off_t>(perDevice)) != 0)
       return Status::system(cat("size pool ", d.path, " to ", perDevice, " bytes"), errno);
     d.bytes = perDevice;
@@ -102,12 +131,36 @@ Status PoolMapping::adopt(const std::string& spec, const std::vector<int>& fds,
   return Status::success();
 }
 
-Status PoolMapping::openDevice(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+Status PoolMapping::openDevice(const std::string& path, PoolOpenMode mode) {
+  const int access = mode.writable ? O_RDWR : O_RDONLY;
+  int fd = ::open(path.c_str(), access | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && !mode.create)
+    return Status::error(cxlcclInvalidUsage, "pool ", path, " does not exist (nothing was created)");
   if (fd < 0 && errno == ENOENT) {
-    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0) fchmod(fd, 0666);  // the umask must not lock other users' ranks out
-    if (fd < 0 && errno == EEXIST) fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    PoolPermissions perms;
+    CXLCCL_TRY(poolPermissions(&perms));
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, perms.mode);
+    if (fd >= 0) {
+      // Exactly these bits whatever the umask, and the group when one shares the pool.
+      if (fchmod(fd, perms.mode) != 0 || (perms.group != static_cast<gid_t>(-1) && fchown(fd, static_cast<uid_t>(-1), perms.group) != 0)) {
+        const int err = errno;
+        ::close(fd);
+        ::unlink(path.c_str());
+        return Status::system(cat("give new pool ", path, " mode ", std::oct, perms.mode, std::dec,
+                                  perms.group != static_cast<gid_t>(-1) ? cat(" and group ", perms.group) : std::string(),
+                                  " (CXLCCL_POOL_GROUP must name a group this user belongs to)"),
+                              err);
+      }
+    }
+    if (fd < 0 && errno == EEXIST) fd = ::open(path.c_str(), access | O_CLOEXEC);
+  }
+  if (fd < 0 && errno == EACCES) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0)
+      return Status::error(cxlcclSystemError, "open pool ", path, ": permission denied (it belongs to uid ", st.st_uid,
+                           ", gid ", st.st_gid, ", mode ", std::oct, st.st_mode & 0777, std::dec,
+                           "): use a pool of your own (CXLCCL_POOL=/dev/shm/cxlccl-", getuid(),
+                           ".pool), or have its owner share it with a group (CXLCCL_POOL_GROUP when it is made)");
   }
   if (fd < 0)
     return Status::system(cat("open pool ", path, " (set CXLCCL_POOL to a device-DAX or a file "
@@ -133,8 +186,9 @@ Status PoolMapping::map() {
   if (smallest == 0)
     return Status::error(cxlcclInvalidUsage, "pool ", spec_, " has a device smaller than 2 MiB");
   const std::uint64_t n = devices_.size();
+  const int prot = writable_ ? PROT_READ | PROT_WRITE : PROT_READ;
   if (n == 1) {
-    void* base = mmap(nullptr, smallest, PROT_READ | PROT_WRITE, MAP_SHARED, devices_[0].fd, 0);
+    void* base = mmap(nullptr, smallest, prot, MAP_SHARED, devices_[0].fd, 0);
     if (base == MAP_FAILED) return Status::system(cat("mmap pool ", spec_, " (", smallest, " bytes)"), errno);
     base_ = static_cast<std::byte*>(base);
     bytes_ = stripeBytes_ = smallest;
@@ -154,7 +208,7 @@ Status PoolMapping::map() {
   base_ = reinterpret_cast<std::byte*>(aligned);
   bytes_ = total;
   for (std::uint64_t i = 0; i < n * stripesPerDevice; ++i) {
-    void* at = mmap(base_ + i * stripeBytes_, stripeBytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+    void* at = mmap(base_ + i * stripeBytes_, stripeBytes_, prot, MAP_SHARED | MAP_FIXED,
                     devices_[i % n].fd, static_cast<off_t>(i / n * stripeBytes_));
     if (at == MAP_FAILED)
       return Status::system(cat("mmap stripe ", i, " of pool ", spec_, " from ", devices_[i % n].path), errno);

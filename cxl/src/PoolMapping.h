@@ -6,6 +6,8 @@
 // devices' bandwidth. The layout follows from the devices' sizes alone: every host that maps the
 // same devices in the same order sees the same pool.
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -16,13 +18,30 @@
 
 namespace cxlccl {
 
+// How a pool is opened: tools that only look at a pool (cxlccl-pool info) neither create it nor
+// ask for write access.
+struct PoolOpenMode {
+  bool create = true;
+  bool writable = true;
+};
+
+// Who may use a pool file the library creates: its owner only (mode 0600), or also the group
+// $CXLCCL_POOL_GROUP names, by name or number (0660). Never every user.
+struct PoolPermissions {
+  unsigned mode = 0600;
+  gid_t group = static_cast<gid_t>(-1);  // -1: the creator's
+};
+Status poolPermissions(PoolPermissions* out);
+
 class PoolMapping {
  public:
   // Opens every path of `spec` (comma-separated, up to kMaxStripeDevices). A path that does not
-  // exist, or an empty file, becomes a file of createBytes / N; `created` says the first device
-  // was such a file, so the caller formats it. Returns holding the lock (unlock() when done).
+  // exist, or an empty file, becomes a file of createBytes / N -- readable and writable by its
+  // owner only, or also by the group $CXLCCL_POOL_GROUP names -- and `created` says the first
+  // device was such a file, so the caller formats it. Returns holding the lock (unlock() when
+  // done).
   static Status open(const std::string& spec, std::uint64_t createBytes,
-                     std::unique_ptr<PoolMapping>* out, bool* created);
+                     std::unique_ptr<PoolMapping>* out, bool* created, PoolOpenMode mode = {});
   // The same from descriptors already open, one per path of `spec`, in order (handed over by
   // mtmd, which owns the devices): nothing is created, no lock is taken. Takes the descriptors.
   static Status adopt(const std::string& spec, const std::vector<int>& fds,
@@ -48,7 +67,7 @@ class PoolMapping {
 
  private:
   PoolMapping() = default;
-  Status openDevice(const std::string& path);
+  Status openDevice(const std::string& path, PoolOpenMode mode);
   Status addDevice(const std::string& path, int fd);
   Status map();
 
@@ -62,6 +81,7 @@ class PoolMapping {
   std::byte* base_ = nullptr;
   std::uint64_t bytes_ = 0;
   std::uint64_t stripeBytes_ = 0;
+  bool writable_ = true;
 };
 
 inline constexpr int kMaxStripeDevices = 16;

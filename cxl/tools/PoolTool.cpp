@@ -40,9 +40,13 @@ std::vector<RankSample> sampleRanks(const Pool& pool, const RegionInfo& region) 
   invalidateLines(base, 64);
   std::vector<RankSample> ranks;
   if (word(base, field::magic) != kCommMagic) return ranks;
-  LayoutParams params{static_cast<int>(word(base, field::nranks)), word(base, field::lineBytes),
-                      word(base, field::chunkBytes), static_cast<int>(word(base, field::chunks))};
-  if (params.nranks < 1 || params.nranks > kMaxRanks || params.lineBytes < 64) return ranks;
+  const std::uint64_t nranks = word(base, field::nranks), chunks = word(base, field::chunks);
+  LayoutParams params{nranks > kMaxRanks ? -1 : static_cast<int>(nranks), word(base, field::lineBytes),
+                      word(base, field::chunkBytes), chunks > 1024 ? -1 : static_cast<int>(chunks)};
+  if (Status st = checkLayoutParams(params, region.bytes, cat("pool ", pool.path(), " region at ", region.offset)); !st.ok()) {
+    std::fprintf(stderr, "cxlccl-pool: %s\n", st.message.c_str());
+    return ranks;
+  }
   Layout layout(params);
   for (int r = 0; r < params.nranks; ++r) {
     std::size_t line = layout.rankLine(r);
@@ -109,8 +113,9 @@ int main(int argc, char** argv) {
     std::printf("formatted %s (%s)\n", path.c_str(), coherent ? "coherent: one host" : "non-coherent: flushes");
     return 0;
   }
+  // info only reads (a read-only pool is enough); neither creates a pool that is not there.
   std::shared_ptr<Pool> pool;
-  Status status = Pool::open(path, 0, &pool);
+  Status status = Pool::openExisting(path, !infoCmd->parsed(), &pool);
   if (!status.ok()) return fail(status);
   if (infoCmd->parsed()) {
     std::printf("pool %s: %llu bytes, generation %llu, %s, %llu bytes free\n", path.c_str(),

@@ -55,7 +55,7 @@ Result<std::unique_ptr<CxlPoolService>> CxlPoolService::open(const std::string& 
     at = comma + 1;
   }
   std::shared_ptr<cxlccl::Pool> pool;
-  cxlccl::Status status = cxlccl::Pool::open(spec, 0, &pool);
+  cxlccl::Status status = cxlccl::Pool::openExisting(spec, true, &pool);
   if (!status.ok()) return Error("daemon.cxl_pool " + spec + ": " + status.message);
   service->pool_ = std::move(pool);
   MTM_INFO("cxl pool {}: {} bytes, {} free, {} region(s) in use", spec, service->pool_->bytes(),
