@@ -133,6 +133,9 @@ cxlcclResult_t cxlcclMemAlloc(void** ptr, size_t size);
 cxlcclResult_t cxlcclMemFree(void* ptr);
 cxlcclResult_t cxlcclCommCount(const cxlcclComm_t comm, int* count);
 cxlcclResult_t cxlcclCommUserRank(const cxlcclComm_t comm, int* rank);
+/* The coherence mode the communicator resolved to (cxlcclCoherenceHardware, Flush or Simulate;
+ * never Pool: the pool's header has been read by then). An extension of NCCL's API. */
+cxlcclResult_t cxlcclCommCoherence(const cxlcclComm_t comm, int* mode);
 
 /* Collectives. In place as in NCCL: AllGather when sendbuff == recvbuff + rank * sendcount,
  * Gather at the root when sendbuff == recvbuff + root * sendcount, Scatter at the root when

@@ -409,6 +409,17 @@ cxlcclResult_t cxlcclCommUserRank(const cxlcclComm_t comm, int* rank) {
   return cxlcclSuccess;
 }
 
+cxlcclResult_t cxlcclCommCoherence(const cxlcclComm_t comm, int* mode) {
+  if (comm == nullptr || mode == nullptr)
+    return report(Status::error(cxlcclInvalidArgument, "CommCoherence: comm or mode is NULL"));
+  switch (comm->comm->view().mode()) {
+    case Coherence::hardware: *mode = cxlcclCoherenceHardware; break;
+    case Coherence::flush: *mode = cxlcclCoherenceFlush; break;
+    case Coherence::simulate: *mode = cxlcclCoherenceSimulate; break;
+  }
+  return cxlcclSuccess;
+}
+
 cxlcclResult_t cxlcclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                cxlcclDataType_t datatype, cxlcclComm_t comm, cudaStream_t stream) {
   return collective(comm, Collective::allGather, {sendbuff, recvbuff, sendcount, datatype, cxlcclSum, 0}, stream);

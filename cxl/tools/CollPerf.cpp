@@ -1,5 +1,6 @@
 #include "CollPerf.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -127,6 +128,7 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
     else if (arg == "-f") s->factor = std::atoi(value().c_str());
     else if (arg == "-w") s->warmup = std::atoi(value().c_str());
     else if (arg == "-n") s->iters = std::atoi(value().c_str());
+    else if (arg == "-T") s->minSeconds = std::atof(value().c_str());
     else if (arg == "-r") s->root = std::atoi(value().c_str());
     else if (arg == "-c") s->check = std::atoi(value().c_str()) != 0;
     else if (arg == "-C") s->collectives = value();
@@ -144,7 +146,8 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
       s->bindCores = how == "core";
     } else {
       std::printf(
-          "usage: %s [-C COLLS] [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS] [-r ROOT] [-c 0|1]%s%s [--json FILE]\n"
+          "usage: %s [-C COLLS] [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS] [-T SECONDS] [-r ROOT] [-c 0|1]%s%s [--json FILE]\n"
+          "  -n   timed iterations per size, at least (default 20); -T: more, until they take SECONDS (default 0.05)\n"
           "  -C   comma-separated: allgather,broadcast,gather,scatter,reduce,allreduce,reducescatter,alltoall,sendrecv or all\n"
           "  -b/-e sizes of the whole vector in bytes (K, M, G), -f multiplication factor between sizes\n"
           "  -c 1 checks every result once per size (#wrong column)%s\n"
@@ -159,8 +162,8 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
       return false;
     }
   }
-  if (s->factor < 2 || s->minBytes < 4 || s->maxBytes < s->minBytes || s->iters < 1) {
-    std::fprintf(stderr, "%s: need -f >= 2, 4 <= -b <= -e, -n >= 1\n", program);
+  if (s->factor < 2 || s->minBytes < 4 || s->maxBytes < s->minBytes || s->iters < 1 || s->minSeconds < 0 || s->minSeconds > 60) {
+    std::fprintf(stderr, "%s: need -f >= 2, 4 <= -b <= -e, -n >= 1, 0 <= -T <= 60\n", program);
     std::exit(2);
   }
   return true;
@@ -179,8 +182,8 @@ int runBenchmark(Backend& backend, const Settings& s) {
     std::fprintf(json, "{\"transport\": \"%s\", \"nranks\": %d, \"rows\": [\n", backend.describe().c_str(), n);
   }
   if (rank == 0) {
-    std::printf("# %s, %d ranks, float, sum, %d warmup + %d timed iterations per size\n",
-                backend.describe().c_str(), n, s.warmup, s.iters);
+    std::printf("# %s, %d ranks, float, sum, %d warmup + at least %d timed iterations per size (and %.2f s; #wrong summed over ranks)\n",
+                backend.describe().c_str(), n, s.warmup, s.iters, s.minSeconds);
     std::printf("#%14s %12s %7s %6s %5s %10s %9s %9s %7s\n", "size", "count", "type", "redop", "root",
                 "time", "algbw", "busbw", "#wrong");
     std::printf("#%14s %12s %7s %6s %5s %10s %9s %9s %7s\n", "(B)", "(elements)", "", "", "", "(us)",
@@ -214,17 +217,25 @@ int runBenchmark(Backend& backend, const Settings& s) {
         backend.download(recv.data(), recvCount);
         wrong = wrongElements(info.coll, recv, count, rank, n, s.root);
       }
+      backend.barrier();
+      auto warm = std::chrono::steady_clock::now();
       for (int i = 0; i < s.warmup && ok; ++i) ok = backend.run(info.coll, send.data(), recv.data(), count, s.root);
+      // Small sizes take microseconds: enough iterations that the timed runs last minSeconds, so
+      // a scheduler tick or a frequency step does not decide the figure. Every rank runs the same
+      // count (the slowest rank's estimate).
+      const double perCall = backend.maxOverRanks(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - warm).count() / std::max(1, s.warmup));
+      const int iters = std::max(s.iters, static_cast<int>(std::min(1e6, s.minSeconds / std::max(perCall, 1e-9))));
       backend.barrier();
       auto start = std::chrono::steady_clock::now();
-      for (int i = 0; i < s.iters && ok; ++i) ok = backend.run(info.coll, send.data(), recv.data(), count, s.root);
-      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / s.iters;
+      for (int i = 0; i < iters && ok; ++i) ok = backend.run(info.coll, send.data(), recv.data(), count, s.root);
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iters;
       if (!ok) {
         std::fprintf(stderr, "rank %d: %s of %zu bytes failed\n", rank, info.name, bytes);
         return 1;
       }
       seconds = backend.maxOverRanks(seconds);
-      double wrongAll = backend.maxOverRanks(static_cast<double>(wrong));
+      double wrongAll = backend.sumOverRanks(static_cast<double>(wrong));
       double size = static_cast<double>(count * (info.coll == Coll::allGather || info.coll == Coll::gather ||
                                                          info.coll == Coll::scatter || info.coll == Coll::reduceScatter ||
                                                          info.coll == Coll::allToAll ? nz : 1) * sizeof(float));

@@ -22,6 +22,7 @@ class Backend {
   virtual void upload(const float* /*send*/, std::size_t /*sendCount*/) {}
   virtual void download(float* /*recv*/, std::size_t /*recvCount*/) {}
   virtual double maxOverRanks(double value) = 0;
+  virtual double sumOverRanks(double value) = 0;
   virtual void barrier() = 0;
   virtual std::string describe() const = 0;
 };
@@ -32,7 +33,8 @@ struct Settings {
   std::size_t maxBytes = 64u << 20;
   int factor = 2;
   int warmup = 5;
-  int iters = 20;
+  int iters = 20;             // at least; more where 20 take less than minSeconds
+  double minSeconds = 0.05;   // a size's timed runs last at least this long (-T)
   int root = 0;
   bool check = true;
   bool gpu = false;          // cxlccl-perf --gpu: buffers in GPU memory

@@ -28,7 +28,15 @@ class CxlBackend : public collperf::Backend {
       : comm_(comm), rank_(rank), n_(n), coherence_(std::move(coherence)) {}
   int rank() const override { return rank_; }
   int nranks() const override { return n_; }
-  std::string describe() const override { return "libcxlccl (coherence " + coherence_ + ")"; }
+  // The mode the communicator resolved to ("pool" asks the pool's header), and what was asked.
+  std::string describe() const override {
+    int mode = -1;
+    cxlcclCommCoherence(comm_, &mode);
+    const char* resolved = mode == cxlcclCoherenceHardware ? "hardware"
+                           : mode == cxlcclCoherenceFlush  ? "flush"
+                           : mode == cxlcclCoherenceSimulate ? "simulate" : "?";
+    return std::string("libcxlccl (coherence ") + resolved + (coherence_ == "pool" ? ", from the pool's header" : "") + ")";
+  }
   bool run(Coll coll, const float* send, float* recv, std::size_t count, int root) override {
     return call(coll, send, recv, count, root, nullptr);
   }
@@ -60,6 +68,11 @@ class CxlBackend : public collperf::Backend {
   double maxOverRanks(double value) override {
     double out = 0;
     cxlcclAllReduce(&value, &out, 1, cxlcclDouble, cxlcclMax, comm_, nullptr);
+    return out;
+  }
+  double sumOverRanks(double value) override {
+    double out = 0;
+    cxlcclAllReduce(&value, &out, 1, cxlcclDouble, cxlcclSum, comm_, nullptr);
     return out;
   }
   void barrier() override { maxOverRanks(0); }

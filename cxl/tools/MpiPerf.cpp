@@ -51,6 +51,11 @@ class MpiBackend : public collperf::Backend {
     MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return out;
   }
+  double sumOverRanks(double value) override {
+    double out = 0;
+    MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return out;
+  }
   void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
 
  private:

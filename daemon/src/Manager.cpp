@@ -244,11 +244,15 @@ IntervalReport Manager::runIntervalSteps() {
   }
   rep.plannedPages = pagesOf(promotions) + pagesOf(demotions);
   if (rep.plannedPages == 0 && plan.collapses.empty()) return rep;
-  if (config_.migration.dryRun) {
+  // Each move: at info in a dry run (it is what the run shows), else at debug.
+  const auto level = config_.migration.dryRun ? spdlog::level::info : spdlog::level::debug;
+  if (log::get().should_log(level))
     for (const auto* list : {&demotions, &promotions})
       for (const auto& m : *list)
-        MTM_INFO("dry-run {} pid={} range={:#x}-{:#x} to_node={}{}", kindName(m.kind), m.pid, m.ranges[0].start,
-                 m.ranges.back().end, m.toNode, m.splitPartialThps ? " split_thp=yes" : "");
+        log::get().log(level, "{} {} pid={} range={:#x}-{:#x} pages={} to_node={}{}", config_.migration.dryRun ? "dry-run" : "plan",
+                       kindName(m.kind), m.pid, m.ranges[0].start, m.ranges.back().end, pagesOf({m}), m.toNode,
+                       m.splitPartialThps ? " split_thp=yes" : "");
+  if (config_.migration.dryRun) {
     for (const auto& c : plan.collapses)
       for (const auto& r : c.ranges) MTM_INFO("dry-run collapse pid={} range={:#x}-{:#x}", c.pid, r.start, r.end);
     return rep;

@@ -294,3 +294,24 @@ TEST_CASE("MemAlloc and MemFree refuse what is not theirs", "[cxl]") {
   CHECK(cxlcclMemFree(p) == cxlcclInvalidArgument);  // twice
   CHECK(regionsLeft(pool.path()) == 0);
 }
+
+TEST_CASE("CommCoherence says the mode a communicator resolved to", "[cxl]") {
+  TempPool pool;
+  cxlcclUniqueId id;
+  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
+  cxlcclComm_t comm = nullptr;
+  REQUIRE(cxlcclCommInitRank(&comm, 1, id, 0) == cxlcclSuccess);
+  int mode = -1;
+  CHECK(cxlcclCommCoherence(comm, &mode) == cxlcclSuccess);
+  CHECK(mode == cxlcclCoherenceHardware);  // a file the library made: one host, coherent
+  CHECK(cxlcclCommCoherence(comm, nullptr) == cxlcclInvalidArgument);
+  CHECK(cxlcclCommDestroy(comm) == cxlcclSuccess);
+
+  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
+  cxlcclConfig_t config = CXLCCL_CONFIG_INITIALIZER;
+  config.coherence = cxlcclCoherenceSimulate;
+  REQUIRE(cxlcclCommInitRankConfig(&comm, 1, id, 0, &config) == cxlcclSuccess);
+  CHECK(cxlcclCommCoherence(comm, &mode) == cxlcclSuccess);
+  CHECK(mode == cxlcclCoherenceSimulate);
+  CHECK(cxlcclCommDestroy(comm) == cxlcclSuccess);
+}
