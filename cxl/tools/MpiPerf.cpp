@@ -1,5 +1,6 @@
-// cxlccl-mpi-perf: the same benchmark over MPI (Open MPI), the peer cxlccl-perf is compared with.
-// Run it under mpirun; tools/bench-collectives does, with each of Open MPI's settings.
+// cxlccl-mpi-perf (Open MPI) and cxlccl-mpich-perf (MPICH): the same benchmark over MPI, the peer
+// cxlccl-perf is compared with. Run it under that MPI's mpirun; tools/bench-collectives does,
+// with each of the settings it compares.
 
 #define OMPI_SKIP_MPICXX 1  // the C API only: no C++ bindings to link
 #include <mpi.h>
@@ -22,7 +23,15 @@ class MpiBackend : public collperf::Backend {
   }
   int rank() const override { return rank_; }
   int nranks() const override { return n_; }
-  std::string describe() const override { return "Open MPI"; }
+  std::string describe() const override {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int length = 0;
+    MPI_Get_library_version(version, &length);
+    std::string v(version, static_cast<std::size_t>(length));
+    v = v.substr(0, v.find_first_of(",\n"));  // "Open MPI v4.1.4", "MPICH Version:	4.0.2"
+    for (char& c : v) c = c == '\t' || c == '"' ? ' ' : c;
+    return v;
+  }
   bool run(Coll coll, const float* send, float* recv, std::size_t count, int root) override {
     int c = static_cast<int>(count);
     void* in = const_cast<float*>(send);

@@ -115,7 +115,7 @@ void Planner::promoteHot() {
 }
 
 // Region i goes to the fastest tier that has room or can make it -- by demoting its coldest
-// regions: cold ones, or any the ranking puts at least promote_margin below it -- when that pays.
+// regions: cold ones, or any the ranking puts at least swapMargin() below it -- when that pays.
 // A region too big for the room a tier has, when that room is at least half of what is left of
 // it, fills the room with its first whole 2 MiB units and the rest goes on to the next tier: a
 // coarse region (its hot part not yet split off) is not held out of the top tier by its size.
@@ -125,7 +125,7 @@ void Planner::promote(size_t i) {
   const auto& pc = config_.policy;
   const size_t from = static_cast<size_t>(r.tier);
   const bool hotPartOnly = splitsThp(r);  // a THP's hot part: never cut
-  const double limit = std::max(pc.coldThreshold, hotness_[i] - pc.promoteMargin);
+  const double limit = std::max(pc.coldThreshold, hotness_[i] - swapMargin(r));
   Transaction tx = begin();
   uint64_t start = r.start;
   for (size_t to = 0; to < from; ++to) {
@@ -248,10 +248,22 @@ int64_t Planner::excess(const Transaction& tx, size_t tier) const {
 
 // Within the cooldown a region stays put -- unless every part of it that moved arrived and now
 // goes on in the same direction (tier 3 -> 1 while tier 0 was full, then 1 -> 0): no ping-pong.
+// The cooldown doubles for each ping-pong the range has done: a range whose hotness flips faster
+// than its checks can tell (few checks, a mixed region) moves ever more rarely, where the doubled
+// value bar alone (pays()) does not hold back moves worth a hundred times their copy.
 bool Planner::cooling(const profiler::RegionInfo& r, migrate::MoveKind kind) const {
   for (const auto& m : memory_.overlapping(r.pid, r.start, r.end))
-    if (snap_.interval < m.interval + cooldown_ && !(m.kind == kind && r.tier == m.toTier)) return true;
+    if (snap_.interval < m.interval + (cooldown_ << m.pingPongs) && !(m.kind == kind && r.tier == m.toTier)) return true;
   return false;
+}
+
+// How far a region must rank above a warmer-than-cold one to take its place: promote_margin, or
+// the error of its hotness where that is larger -- about 1 / sqrt(checks + 1) -- so that a region
+// seen a few times, whose hotness is mostly chance, does not swap places with one as warm as it
+// (measured: on the 1 GiB trickle workload, such swaps moved 3x the oracle's bytes, half of
+// them back again).
+double Planner::swapMargin(const profiler::RegionInfo& r) const {
+  return std::max(config_.policy.promoteMargin, 1 / std::sqrt(std::max(0.0, r.confidence) + 1));
 }
 
 bool Planner::splitsThp(const profiler::RegionInfo& r) const {

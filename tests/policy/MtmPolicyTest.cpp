@@ -474,6 +474,22 @@ TEST_CASE("lukewarm data read rarely but steadily does not cycle between tiers",
   CHECK(w.movesOf[w.regions[2].start] >= 1);  // B does come up when hot
 }
 
+namespace {
+
+// An 8 MiB region goes up to tier 0 at interval 1, and at 5, cold, down again as tier 0 must
+// shed: a ping-pong (window 30 s). The plan of that second move; `s` as it left it.
+Plan upAndDownAgain(MtmPolicy& p, profiler::Snapshot& s) {
+  s.interval = 1;
+  s.regions = {region(0, 8, 0.95, 3)};
+  REQUIRE(p.plan(s, tiers({{1024, 512}, {1024, 512}, {1024, 512}, {1024, 512}})).moves.size() == 1);
+  s.interval = 5;
+  s.regions[0].tier = s.regions[0].node = 0;
+  s.regions[0].hotness = 0;
+  return p.plan(s, tiers({{1024, 10}, {1024, 512}, {1024, 512}, {1024, 512}}));
+}
+
+}  // namespace
+
 TEST_CASE("a move back within the ping-pong window is counted and raises that range's bar", "[policy]") {
   auto c = cfg();
   c.policy.cooldownS = 1;
@@ -481,14 +497,7 @@ TEST_CASE("a move back within the ping-pong window is counted and raises that ra
   MtmPolicy p(c);
   auto t = tiers({{1024, 512}, {1024, 512}, {1024, 512}, {1024, 512}});
   profiler::Snapshot s;
-  s.interval = 1;
-  s.regions = {region(0, 8, 0.95, 3)};
-  REQUIRE(p.plan(s, t).moves.size() == 1);  // up to tier 0
-  // Cold, and tier 0 must shed: down again within the window -- a ping-pong.
-  s.interval = 5;
-  s.regions[0].tier = s.regions[0].node = 0;
-  s.regions[0].hotness = 0;
-  auto plan = p.plan(s, tiers({{1024, 10}, {1024, 512}, {1024, 512}, {1024, 512}}));
+  auto plan = upAndDownAgain(p, s);
   REQUIRE(plan.moves.size() == 1);
   REQUIRE(plan.pingPongs.size() == 1);
   CHECK(plan.pingPongs[0].pid == 7);
@@ -594,4 +603,51 @@ TEST_CASE("an access rate is counted per accessed-bit window: the same hotness o
   const double window = MoveValue(c, t).accessGainNs(0.5, 1 << 20, 1, 0);
   CHECK(wholeInterval > 0);
   CHECK(window == Approx(10 * wholeInterval));
+}
+
+TEST_CASE("a region seen a few times does not displace one as warm as it, only cold ones", "[policy]") {
+  // Tier 0 is full with a lukewarm settled region L; a region H looks hot in tier 1.
+  auto t = tiers({{64, 1}, {1024, 512}, {1024, 512}, {1024, 512}});
+  auto lukewarm = region(0, 32, 0.45, 0);
+  auto hot = region(100, 16, 0.9, 1);
+  auto c = cfg();
+  c.policy.horizonS = 600;  // the default: the swap pays, so only the margin holds it back
+  SECTION("seen twice: its 0.9 may be chance -- L stays, H stays") {
+    hot.confidence = 2;
+    profiler::Snapshot s;
+    s.regions = {lukewarm, hot};
+    CHECK(MtmPolicy(c).plan(s, t).moves.empty());
+  }
+  SECTION("settled: it ranks well above L and takes its place") {
+    profiler::Snapshot s;
+    s.regions = {lukewarm, hot};
+    CHECK(MtmPolicy(c).plan(s, t).moves.size() == 2);
+  }
+  SECTION("seen twice, beside a cold region: the cold one makes room") {
+    hot.confidence = 2;
+    auto cold = region(50, 16, 0.0, 0);
+    lukewarm.end = lukewarm.start + 16 * kMiB;
+    profiler::Snapshot s;
+    s.regions = {lukewarm, cold, hot};
+    auto plan = MtmPolicy(c).plan(s, tiers({{64, 2}, {1024, 512}, {1024, 512}, {1024, 512}}));
+    REQUIRE(plan.moves.size() == 2);
+    CHECK(plan.moves[0].ranges[0].start == cold.start);
+  }
+}
+
+TEST_CASE("each ping-pong doubles the range's cooldown", "[policy]") {
+  auto c = cfg();
+  c.policy.cooldownS = 3;
+  c.policy.pingPongWindowS = 30;
+  c.policy.horizonS = 600;  // the moves pay: only the cooldown holds them back
+  MtmPolicy p(c);
+  auto t = tiers({{1024, 512}, {1024, 512}, {1024, 512}, {1024, 512}});
+  profiler::Snapshot s;
+  REQUIRE(upAndDownAgain(p, s).pingPongs.size() == 1);  // past the 3-interval cooldown
+  s.regions[0].tier = s.regions[0].node = 1;
+  s.regions[0].hotness = 0.999;
+  s.interval = 9;  // 4 intervals later: past 3, within the doubled 6
+  CHECK(p.plan(s, t).moves.empty());
+  s.interval = 11;  // 6 later: it may move again
+  CHECK(p.plan(s, t).moves.size() == 1);
 }

@@ -53,7 +53,7 @@ struct PolicyConfig {
   double promoteMargin = 0.1;            // hysteresis: promotion needs hot_threshold + margin
   uint32_t cooldownS = 10;               // a region that moved stays put this long
   uint32_t horizonS = 600;               // a move must pay for itself within this long (MoveValue.h)
-  uint32_t pingPongWindowS = 60;         // a move back within this long is ping-pong: the bar rises
+  uint32_t pingPongWindowS = 20;         // a move back within this long is ping-pong: the bar rises
   double thpSplitSkew = 0.5;             // split a THP when its subpages' hotness varies more
   double thpCollapseSkew = 0.1;          // re-collapse when it varies less than this
   bool operator==(const PolicyConfig&) const = default;

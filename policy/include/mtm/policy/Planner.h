@@ -80,6 +80,7 @@ class Planner {
   bool cooling(const profiler::RegionInfo& r, migrate::MoveKind kind) const;
   uint64_t promotedBytes(const profiler::RegionInfo& r) const;
   bool splitsThp(const profiler::RegionInfo& r) const;
+  double swapMargin(const profiler::RegionInfo& r) const;
 
   const config::Config& config_;
   const profiler::Snapshot& snap_;
