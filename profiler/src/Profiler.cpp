@@ -128,7 +128,10 @@ void Profiler::prime() {
 std::chrono::milliseconds Profiler::primeLead() const {
   const bool primes = std::any_of(sources_.begin(), sources_.end(), [](const auto& s) { return s->primes(); });
   if (!primes || config_.profiler.abitWindowMs == 0) return std::chrono::milliseconds(0);
-  return std::chrono::milliseconds(config_.profiler.abitWindowMs + primeWallNs_ / 1000000);
+  // A slow clearing (emulation, a machine under load) stretches the lead, never past most of
+  // the interval: the interval's own work comes after it.
+  return std::chrono::milliseconds(std::min<uint64_t>(config_.profiler.abitWindowMs + primeWallNs_ / 1000000,
+                                                      uint64_t{config_.profiler.intervalMs} * 3 / 4));
 }
 
 Snapshot Profiler::runInterval() {

@@ -212,12 +212,9 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
 }
 
 int runCommand(const Global& global, const RunOptions& o) {
-  if (global.verbosity > 0) {
-    // -v wins over -q and --dry-run: the logs asked for
-  } else if (o.quiet) {
-    log::get().set_level(spdlog::level::err);
-  } else if (o.dryRun) {
-    log::get().set_level(spdlog::level::info);  // the plan is logged at info: show it
+  if (global.verbosity == 0) {  // -v wins over -q and --dry-run: the logs asked for
+    if (o.quiet) log::get().set_level(spdlog::level::err);
+    else if (o.dryRun) log::get().set_level(spdlog::level::info);  // the plan is logged at info: show it
   }
   auto cfg = effectiveConfig(global);
   if (!cfg) return fail(cfg.error().message());
