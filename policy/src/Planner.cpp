@@ -116,10 +116,10 @@ void Planner::promoteHot() {
 
 // Region i goes to the fastest tier that has room or can make it -- by demoting its coldest
 // regions: cold ones, or any the ranking puts at least swapMargin() below it -- when that pays.
-// A region too big for the room a tier has, when that room is at least half of what is left of
-// it, fills the room with its first whole 2 MiB units and the rest goes on to the next tier: a
-// coarse region (its hot part not yet split off) is not held out of the top tier by its size.
-// The profiler cuts the region where a part ends.
+// A region too big for the room a tier has or can make, when that room is at least half of what
+// is left of it, fills the room with its first whole 2 MiB units (demoting what makes the room)
+// and the rest goes on to the next tier: a coarse region (its hot part not yet split off) is not
+// held out of the top tier by its size. The profiler cuts the region where a part ends.
 void Planner::promote(size_t i) {
   const auto& r = snap_.regions[i];
   const auto& pc = config_.policy;
@@ -139,11 +139,23 @@ void Planner::promote(size_t i) {
       return;
     }
     // At least half of what is left, so that a region merely larger than a tier's spare memory
-    // at the moment still moves whole (to the next tier, then up once room is made).
-    const int64_t room = spare(tx, to);
-    if (hotPartOnly || 2 * room < static_cast<int64_t>(size)) continue;
+    // at the moment still moves whole (to the next tier, then up once room is made). The room
+    // counts what demotions can free: a region bigger than all a tier can ever free would
+    // otherwise wait for it forever.
+    if (hotPartOnly) continue;
+    Transaction part = tx;
+    const int64_t have = spare(part, to), could = have + demotable(part, to, limit);
+    if (2 * could < static_cast<int64_t>(size)) continue;
+    if (could > have && !reserveRoom(part, to, could - have, limit, false)) continue;
+    const int64_t room = spare(part, to);
+    if (room <= 0) continue;
+    // A room that holds the rest whole: the whole move was tried above and did not go.
     const uint64_t cut = (start + static_cast<uint64_t>(room)) & ~(kThp - 1);
-    if (cut > start && reserve(tx, {i, from, to, migrate::MoveKind::Promotion, start, cut, false})) start = cut;
+    if (cut >= r.end) continue;
+    if (cut > start && reserve(part, {i, from, to, migrate::MoveKind::Promotion, start, cut, false})) {
+      tx = std::move(part);
+      start = cut;
+    }
   }
   if (!tx.moves.empty() && pays(tx)) commit(tx);
 }
@@ -187,6 +199,14 @@ bool Planner::reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double li
     }
   }
   return freed >= bytes || (!wholeOrNothing && freed > 0);
+}
+
+int64_t Planner::demotable(const Transaction& tx, size_t tier, double limit) const {
+  const auto& c = candidates_[tier];
+  if (c.regions.empty()) return 0;
+  const size_t at = tx.cursor[tier];
+  const size_t end = static_cast<size_t>(std::upper_bound(c.hotness.begin(), c.hotness.end(), limit) - c.hotness.begin());
+  return end > at ? static_cast<int64_t>(c.bytesBefore[end] - c.bytesBefore[at]) : 0;
 }
 
 bool Planner::reserve(Transaction& tx, Move move) const {

@@ -425,13 +425,23 @@ struct World {
     }
     return tiers(capFree);
   }
+  // A move of part of a region splits it there, as the profiler's cut does.
   void apply(const Plan& plan) {
     for (const auto& m : plan.moves)
-      for (auto& r : regions)
-        if (r.start == m.ranges[0].start) {
-          r.tier = r.node = m.toNode;
-          ++movesOf[r.start];
+      for (size_t i = 0; i < regions.size(); ++i) {
+        auto& r = regions[i];
+        if (r.start != m.ranges[0].start) continue;
+        CHECK(m.ranges.back().end <= r.end);  // a move never reaches past its region
+        if (m.ranges.back().end < r.end) {
+          auto rest = r;
+          rest.start = m.ranges.back().end;
+          r.end = rest.start;
+          regions.push_back(rest);
         }
+        regions[i].tier = regions[i].node = m.toNode;
+        ++movesOf[regions[i].start];
+        break;
+      }
   }
 };
 
@@ -650,4 +660,24 @@ TEST_CASE("each ping-pong doubles the range's cooldown", "[policy]") {
   CHECK(p.plan(s, t).moves.empty());
   s.interval = 11;  // 6 later: it may move again
   CHECK(p.plan(s, t).moves.size() == 1);
+}
+
+TEST_CASE("a region bigger than all a tier can free fills what it can free, not nothing", "[policy]") {
+  // Tier 0 is full: 96 MiB of it a region gone cold, the rest not the workload's. A 128 MiB hot
+  // region in tier 1 can never have room for all of it there.
+  auto c = cfg();
+  c.policy.horizonS = 600;
+  MtmPolicy p(c);
+  profiler::Snapshot s;
+  s.regions = {region(0, 96, 0.0, 0), region(200, 128, 0.95, 1)};
+  auto plan = p.plan(s, tiers({{256, 4}, {1024, 512}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 2);
+  CHECK(plan.moves[0].kind == migrate::MoveKind::Demotion);  // the cold one makes the room
+  CHECK(plan.moves[1].kind == migrate::MoveKind::Promotion);
+  const auto& up = plan.moves[1].ranges[0];
+  CHECK(up.start == s.regions[1].start);
+  CHECK(up.end - up.start >= 90 * kMiB);  // what the room holds, in whole 2 MiB units
+  CHECK(up.end < s.regions[1].end);
+  REQUIRE(plan.cuts.size() == 1);
+  CHECK(plan.cuts[0].addr == up.end);
 }

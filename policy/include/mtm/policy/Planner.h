@@ -72,6 +72,9 @@ class Planner {
   // there. `wholeOrNothing`: false, reserving nothing, when they cannot free that much.
   bool reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double limit, bool wholeOrNothing) const;
   bool reserve(Transaction& tx, Move move) const;  // false: over the budget
+  // Bytes of `tier`'s candidates at or below `limit` not yet reserved (those planned otherwise
+  // included: an upper bound).
+  int64_t demotable(const Transaction& tx, size_t tier, double limit) const;
   bool pays(const Transaction& tx) const;
   void commit(Transaction& tx);
 
