@@ -102,8 +102,11 @@ TEST_CASE("the profiler finds a workload's known hot set", "[profiler][host][pro
   CHECK(score.recall >= 0.8);
 }
 
+// Not [profiler-e2e] (which the VM lab runs too): the trickle's pace is this machine's CPU's; in
+// the TCG guest the same arguments read the cold pages far more rarely, and the 30-60 checks an
+// interval there leave regions too coarse for the precision asked here.
 TEST_CASE("memory read at a trickle is not hot: accessed bits are read a window after they are cleared",
-          "[profiler][host][profiler-e2e]") {
+          "[profiler][host]") {
   if (geteuid() != 0) {
     WARN("SKIP: the accessed-bit source needs root");
     return;
