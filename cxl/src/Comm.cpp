@@ -100,8 +100,7 @@ Status Comm::attach(const UniqueIdData& id) {
           if (header[2] != static_cast<std::uint64_t>(nranks_))
             return Status::error(cxlcclInvalidUsage, "rank 0 created the communicator for ",
                                  header[2], " ranks, this rank was told ", nranks_);
-          LayoutParams params{nranks_, header[3], header[4], static_cast<int>(header[5])};
-          if (header[5] > 1024) params.chunks = -1;  // out of range, whatever the cast made of it
+          LayoutParams params = layoutParamsOf(reinterpret_cast<const std::byte*>(header));
           CXLCCL_TRY(checkLayoutParams(params, region_.bytes, cat("pool ", path, " region at ", region_.offset)));
           if (params.lineBytes != options_.layout.lineBytes ||
               params.chunkBytes != options_.layout.chunkBytes ||

@@ -1,11 +1,22 @@
 #include "Layout.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace cxlccl {
 
 static std::size_t alignUp(std::size_t value, std::size_t align) {
   return (value + align - 1) / align * align;
+}
+
+LayoutParams layoutParamsOf(const std::byte* header) {
+  auto word = [header](std::size_t offset) {
+    std::uint64_t v;
+    std::memcpy(&v, header + offset, sizeof v);
+    return v;
+  };
+  auto count = [](std::uint64_t v) { return v > 1u << 30 ? -1 : static_cast<int>(v); };
+  return LayoutParams{count(word(field::nranks)), word(field::lineBytes), word(field::chunkBytes), count(word(field::chunks))};
 }
 
 Status checkLayoutParams(const LayoutParams& p, std::uint64_t regionBytes, const std::string& where) {

@@ -55,6 +55,10 @@ struct LayoutParams {
   int chunks = 8;
 };
 
+// The layout parameters a communicator's header (its first line, `field::`) holds. A count too
+// large for an int reads as -1, which checkLayoutParams() refuses.
+LayoutParams layoutParamsOf(const std::byte* header);
+
 // Layout parameters as read from a communicator's header in a pool (`where` names it): each in
 // the range the library writes, and the layout within the region's `regionBytes`. A corrupt or
 // foreign header is an error, never an address outside the region.

@@ -285,11 +285,11 @@ Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32
   RegionEntry* freeEntry = nullptr;
   for (std::uint32_t i = 0; i < kMaxRegions; ++i) {
     RegionEntry& e = entries[i];
-    if (e.state == static_cast<std::uint32_t>(RegionState::ready) && e.nonceHigh == nonce.high &&
+    if (ready(e) && e.nonceHigh == nonce.high &&
         e.nonceLow == nonce.low) {
       e.state = static_cast<std::uint32_t>(RegionState::free);  // a stale run of the same job
     }
-    if (e.state == static_cast<std::uint32_t>(RegionState::ready)) {
+    if (ready(e)) {
       used.emplace_back(e.offset, e.bytes);
     } else if (freeEntry == nullptr) {
       freeEntry = &e;
@@ -358,8 +358,7 @@ Status Pool::release(const RegionInfo& region) {
   RegionEntry* entries = table(base());
   for (std::uint32_t i = 0; i < kMaxRegions; ++i) {
     RegionEntry& e = entries[i];
-    if (e.state == static_cast<std::uint32_t>(RegionState::ready) &&
-        e.nonceHigh == region.nonce.high && e.nonceLow == region.nonce.low &&
+    if (ready(e) && e.nonceHigh == region.nonce.high && e.nonceLow == region.nonce.low &&
         e.offset == region.offset && e.generation == region.generation) {
       e.state = static_cast<std::uint32_t>(RegionState::free);
     }

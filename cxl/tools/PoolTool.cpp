@@ -40,9 +40,7 @@ std::vector<RankSample> sampleRanks(const Pool& pool, const RegionInfo& region) 
   invalidateLines(base, 64);
   std::vector<RankSample> ranks;
   if (word(base, field::magic) != kCommMagic) return ranks;
-  const std::uint64_t nranks = word(base, field::nranks), chunks = word(base, field::chunks);
-  LayoutParams params{nranks > kMaxRanks ? -1 : static_cast<int>(nranks), word(base, field::lineBytes),
-                      word(base, field::chunkBytes), chunks > 1024 ? -1 : static_cast<int>(chunks)};
+  const LayoutParams params = layoutParamsOf(base);
   if (Status st = checkLayoutParams(params, region.bytes, cat("pool ", pool.path(), " region at ", region.offset)); !st.ok()) {
     std::fprintf(stderr, "cxlccl-pool: %s\n", st.message.c_str());
     return ranks;

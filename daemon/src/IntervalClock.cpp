@@ -1,11 +1,17 @@
 #include "mtm/daemon/IntervalClock.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace mtm::daemon {
 
 IntervalClock::Clock::time_point IntervalClock::wake(std::chrono::milliseconds lead) const {
   return primed_ || lead.count() <= 0 ? end_ : end_ - lead;
+}
+
+int IntervalClock::timeoutMs(std::chrono::milliseconds lead) const {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake(lead) - Clock::now()).count();
+  return static_cast<int>(std::max<int64_t>(0, left));
 }
 
 IntervalClock::Due IntervalClock::poll(std::chrono::milliseconds lead, std::chrono::milliseconds period) {

@@ -10,6 +10,7 @@ TEST_CASE("the interval clock primes a lead before each interval, once, then run
   const auto start = IntervalClock::Clock::now();
   IntervalClock clock(100ms);
   CHECK(clock.wake(30ms) <= start + 80ms);
+  CHECK(clock.timeoutMs(30ms) <= 70);  // the lead counted: not the 100 ms to the end
   CHECK(clock.poll(30ms, 100ms) == IntervalClock::Due::nothing);
   std::this_thread::sleep_until(clock.wake(30ms));
   CHECK(clock.poll(30ms, 100ms) == IntervalClock::Due::prime);
@@ -23,6 +24,7 @@ TEST_CASE("the interval clock primes a lead before each interval, once, then run
 TEST_CASE("without a lead, or when the loop is late, the interval runs unprimed", "[daemon]") {
   IntervalClock clock(20ms);
   std::this_thread::sleep_for(30ms);
+  CHECK(clock.timeoutMs(5ms) == 0);  // overdue: at once, never negative
   CHECK(clock.poll(5ms, 20ms) == IntervalClock::Due::interval);  // late: no prime this time
   std::this_thread::sleep_until(clock.wake(0ms));
   CHECK(clock.poll(0ms, 20ms) == IntervalClock::Due::interval);

@@ -67,9 +67,7 @@ std::uint64_t word(const std::byte* at) {
 std::uint64_t readRanks(const cxlccl::Pool& pool, const cxlccl::RegionInfo& region) {
   const std::byte* base = pool.base() + region.offset;
   if (word(base + cxlccl::field::magic) != cxlccl::kCommMagic) return 0;
-  const std::uint64_t nranks = word(base + cxlccl::field::nranks), chunks = word(base + cxlccl::field::chunks);
-  cxlccl::LayoutParams params{nranks > cxlccl::kMaxRanks ? -1 : static_cast<int>(nranks), word(base + cxlccl::field::lineBytes),
-                              word(base + cxlccl::field::chunkBytes), chunks > 1024 ? -1 : static_cast<int>(chunks)};
+  const cxlccl::LayoutParams params = cxlccl::layoutParamsOf(base);
   if (!cxlccl::checkLayoutParams(params, region.bytes, "fuzz").ok()) return 0;
   cxlccl::Layout layout(params);
   std::uint64_t sum = 0;

@@ -72,8 +72,7 @@ int runProfile(const Global& global, const ProfileOptions& o) {
   IntervalClock clock(std::chrono::milliseconds(cfg.profiler.intervalMs));
   for (int i = 0; i < intervals && (*prof)->targetCount() > 0;) {
     const auto lead = (*prof)->primeLead();
-    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(clock.wake(lead) - IntervalClock::Clock::now());
-    auto sig = signals->wait(static_cast<int>(std::max<int64_t>(0, wait.count())));
+    auto sig = signals->wait(clock.timeoutMs(lead));
     if (sig && *sig != 0) break;
     const auto due = clock.poll(lead, std::chrono::milliseconds(cfg.profiler.intervalMs));
     if (due == IntervalClock::Due::prime) (*prof)->prime();

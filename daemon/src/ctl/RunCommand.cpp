@@ -94,10 +94,7 @@ Result<int> supervise(pid_t pid, SignalFd& signals, const Ticks& ticks) {
   IntervalClock clock(interval);
   auto lead = [&] { return ticks.manager ? ticks.manager->primeLead() : std::chrono::milliseconds(0); };
   for (;;) {
-    int timeout = -1;
-    if (interval.count() > 0)
-      timeout = static_cast<int>(std::max<int64_t>(
-          0, std::chrono::ceil<std::chrono::milliseconds>(clock.wake(lead()) - std::chrono::steady_clock::now()).count()));
+    const int timeout = interval.count() > 0 ? clock.timeoutMs(lead()) : -1;
     pid_t sender = 0;
     auto sig = signals.wait(timeout, &sender);
     if (!sig) return std::move(sig).takeError();

@@ -15,6 +15,8 @@ class IntervalClock {
 
   // When something is due next: `lead` before the interval's end (prime), then its end.
   Clock::time_point wake(std::chrono::milliseconds lead) const;
+  // Milliseconds from now until wake(lead), at least 0: a poll(2)-style timeout.
+  int timeoutMs(std::chrono::milliseconds lead) const;
   // What is due now. After `interval`, the next one ends `period` after this one (or from now,
   // when the loop fell behind).
   Due poll(std::chrono::milliseconds lead, std::chrono::milliseconds period);
