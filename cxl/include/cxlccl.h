@@ -71,6 +71,16 @@ typedef enum {
   cxlcclCoherenceSimulate = 3   /* tests: each rank sees the pool through a private stale copy */
 } cxlcclCoherence_t;
 
+/* Delta publish (docs/cxlccl.md): a Broadcast or AllGather block that a rank published before,
+ * from the same buffer and size, crosses the pool as the 64-byte lines that changed since; a
+ * receiver whose buffer still holds the last result (untouched since) copies only those. Each
+ * such buffer keeps a copy of itself in the pool. */
+typedef enum {
+  cxlcclDeltaOff = 0,  /* every block whole, the usual way */
+  cxlcclDeltaOn = 1,   /* always compare with the last copy and send the changed lines */
+  cxlcclDeltaAuto = 2  /* compare, but send the usual way while most lines change */
+} cxlcclDelta_t;
+
 #define CXLCCL_UNIQUE_ID_BYTES 128
 typedef struct { char internal[CXLCCL_UNIQUE_ID_BYTES]; } cxlcclUniqueId;
 
@@ -95,6 +105,8 @@ typedef struct {
   int chunks;                /* slots per rank's ring; CXLCCL_CHUNKS, 8 */
   int copyThreads;           /* threads sharing each large copy (1..16, 0: as many as the host's
                                 CPUs per rank here, up to 4); CXLCCL_COPY_THREADS, 0 */
+  int delta;                 /* cxlcclDelta_t: Broadcast and AllGather blocks published before send
+                                only their changed lines; CXLCCL_DELTA (off|on|auto), off */
 } cxlcclConfig_t;
 
 #define CXLCCL_CONFIG_INITIALIZER                                                        \
@@ -102,7 +114,7 @@ typedef struct {
     sizeof(cxlcclConfig_t), CXLCCL_CONFIG_MAGIC, CXLCCL_VERSION_CODE,                    \
         CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_INT,       \
         CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_SIZE, CXLCCL_CONFIG_UNDEF_INT,       \
-        CXLCCL_CONFIG_UNDEF_INT                                                           \
+        CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_INT                                  \
   }
 
 cxlcclResult_t cxlcclGetVersion(int* version);
@@ -136,6 +148,24 @@ cxlcclResult_t cxlcclCommUserRank(const cxlcclComm_t comm, int* rank);
 /* The coherence mode the communicator resolved to (cxlcclCoherenceHardware, Flush or Simulate;
  * never Pool: the pool's header has been read by then). An extension of NCCL's API. */
 cxlcclResult_t cxlcclCommCoherence(const cxlcclComm_t comm, int* mode);
+
+/* What this rank's calls moved through the pool, and what delta publish did (counted since
+ * the communicator was made; exact counts, not estimates). An extension of NCCL's API. */
+typedef struct {
+  uint64_t poolBytesWritten;   /* data written into the pool: rings, mirrors, change bits */
+  uint64_t poolBytesRead;      /* data read from it, a delta compare's read of the mirror included */
+  uint64_t deltaCalls;         /* blocks that went through delta publish, as writer or reader */
+  uint64_t deltaLinePublishes; /* as the writer: only the changed lines sent */
+  uint64_t deltaFullPublishes; /* as the writer: the whole block through its mirror (first call) */
+  uint64_t deltaRingPublishes; /* as the writer: the usual way (auto, most lines changing) */
+  uint64_t deltaLineApplies;   /* as a reader: only the changed lines copied */
+  uint64_t deltaFullApplies;   /* as a reader: the whole block copied */
+  uint64_t deltaFallbacks;     /* full copies where lines were sent: no previous copy held, or the
+                                  receive buffer was written since the last call */
+  uint64_t deltaLinesCompared;
+  uint64_t deltaLinesChanged;
+} cxlcclCommStats_t;
+cxlcclResult_t cxlcclCommStats(const cxlcclComm_t comm, cxlcclCommStats_t* stats);
 
 /* Collectives. In place as in NCCL: AllGather when sendbuff == recvbuff + rank * sendcount,
  * Gather at the root when sendbuff == recvbuff + root * sendcount, Scatter at the root when

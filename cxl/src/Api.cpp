@@ -23,6 +23,7 @@ struct cxlcclComm {
   std::unique_ptr<cxlccl::Comm> comm;
   std::unique_ptr<cxlccl::Operation> op;
   std::unique_ptr<cxlccl::GpuContext> gpu;  // made by the first call given a stream
+  std::unique_ptr<cxlccl::DeltaState> delta;  // with delta publish on (Options::delta)
 };
 
 namespace cxlccl {
@@ -132,7 +133,7 @@ Status runRouted(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaSt
                  bool device, bool needsRecv) {
   if (device && reduces(kind)) return runStagedReduction(comm, kind, args, stream, needsRecv);
   comm->op->setGpu(device ? comm->gpu.get() : nullptr, stream);
-  return runCollective(*comm->comm, *comm->op, kind, args);
+  return runCollective(*comm->comm, *comm->op, kind, args, comm->delta.get());
 }
 
 // Runs one communicator's point-to-point calls (one, or a group's), through the GPU when a
@@ -291,8 +292,9 @@ cxlcclResult_t initComm(cxlcclComm_t* out, int nranks, const UniqueIdData& id, i
   std::unique_ptr<Comm> comm;
   if (status.ok()) status = Comm::init(nranks, rank, id, options, &comm);
   if (!status.ok()) return report(status);
-  auto* handle = new cxlcclComm{std::move(comm), nullptr, nullptr};
+  auto* handle = new cxlcclComm{std::move(comm), nullptr, nullptr, nullptr};
   handle->op = std::make_unique<Operation>(*handle->comm);
+  if (options.delta != DeltaMode::off) handle->delta = std::make_unique<DeltaState>(*handle->comm, options.delta);
   *out = handle;
   return cxlcclSuccess;
 }
@@ -369,6 +371,7 @@ cxlcclResult_t cxlcclCommInitEnv(cxlcclComm_t* comm, const cxlcclConfig_t* confi
 cxlcclResult_t cxlcclCommDestroy(cxlcclComm_t comm) {
   if (comm == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommDestroy: comm is NULL"));
   Status status = comm->comm->destroy();
+  comm->delta.reset();  // its mirrors: no peer reads them any more
   comm->op.reset();
   comm->gpu.reset();
   delete comm;
@@ -378,6 +381,7 @@ cxlcclResult_t cxlcclCommDestroy(cxlcclComm_t comm) {
 cxlcclResult_t cxlcclCommAbort(cxlcclComm_t comm) {
   if (comm == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommAbort: comm is NULL"));
   Status status = comm->comm->abort();
+  comm->delta.reset();  // its mirrors: no peer reads them any more
   comm->op.reset();
   comm->gpu.reset();
   delete comm;
@@ -417,6 +421,18 @@ cxlcclResult_t cxlcclCommCoherence(const cxlcclComm_t comm, int* mode) {
     case Coherence::flush: *mode = cxlcclCoherenceFlush; break;
     case Coherence::simulate: *mode = cxlcclCoherenceSimulate; break;
   }
+  return cxlcclSuccess;
+}
+
+cxlcclResult_t cxlcclCommStats(const cxlcclComm_t comm, cxlcclCommStats_t* stats) {
+  if (comm == nullptr || comm->comm == nullptr || stats == nullptr)
+    return report(Status::error(cxlcclInvalidArgument, "CommStats: comm or stats is NULL"));
+  const PoolTraffic& traffic = comm->comm->traffic();
+  DeltaCounters d;
+  if (comm->delta != nullptr) d = comm->delta->counters();
+  *stats = cxlcclCommStats_t{traffic.written, traffic.read, d.calls, d.linePublishes, d.fullPublishes,
+                             d.ringPublishes, d.lineApplies, d.fullApplies, d.fallbacks, d.linesCompared,
+                             d.linesChanged};
   return cxlcclSuccess;
 }
 

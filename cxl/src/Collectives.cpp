@@ -129,6 +129,53 @@ Status reducePushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
   return Status::success();
 }
 
+// Broadcast and AllGather through delta publish (Delta.h). Readers check their buffers while the
+// writers bring their mirrors up to date; the writers announce how they send; readers copy from
+// the mirrors; then, in one more step, the blocks that go by ring this time, this rank's own
+// copy, and every reader's word to the writers whose mirrors it read that it is done with them.
+Status runDelta(Comm& comm, Operation& op, DeltaState& delta, Collective kind, const CallArgs& a,
+                std::size_t bytes, std::uint64_t hash) {
+  const int n = comm.nranks(), me = comm.rank();
+  const bool all = kind == Collective::allGather;
+  auto writes = [&](int w) { return all || w == a.root; };
+  auto blockOf = [&](int w) { return all ? bytesAt(a.recv, static_cast<std::size_t>(w) * bytes) : a.recv; };
+  // A writer is a reader of its own mirror too, where its receive buffer is not its send buffer.
+  auto reads = [&](int w) { return writes(w) && (w != me || blockOf(me) != a.send); };
+  std::vector<char> intact(static_cast<std::size_t>(n), 0);
+  for (int w = 0; w < n; ++w) {
+    if (reads(w) && !op.onGpu()) intact[static_cast<std::size_t>(w)] = delta.intact(w, blockOf(w), bytes);
+  }
+  std::vector<DeltaAnnouncement> told(static_cast<std::size_t>(n));
+  DeltaAnnouncement& mine = told[static_cast<std::size_t>(me)];
+  if (writes(me)) CXLCCL_TRY(delta.prepare(static_cast<int>(kind), a.send, bytes, op.onGpu(), &mine));
+  for (int w = 0; w < n; ++w) {
+    if (writes(w)) op.piece(Channel{w, -1}, sizeof mine, everyoneBut(n, w), &mine, w == me ? nullptr : &told[static_cast<std::size_t>(w)]);
+  }
+  CXLCCL_TRY(op.run());
+  for (int w = 0; w < n; ++w) {
+    if (reads(w))
+      CXLCCL_TRY(delta.apply(w, told[static_cast<std::size_t>(w)], blockOf(w), bytes, intact[static_cast<std::size_t>(w)] != 0, op, op.onGpu()));
+  }
+
+  op.begin(comm.nextOp(), hash);
+  auto byRing = [&](int w) { return told[static_cast<std::size_t>(w)].mode == static_cast<std::uint64_t>(DeltaSend::ring); };
+  for (int w = 0; w < n; ++w) {
+    if (writes(w) && byRing(w)) op.piece(Channel{w, -1}, bytes, everyoneBut(n, w), a.send, w == me ? nullptr : blockOf(w));
+  }
+  if (writes(me) && byRing(me)) op.copy(blockOf(me), a.send, bytes);
+  static const std::uint64_t kDone = 1;
+  std::vector<std::uint64_t> done(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    std::uint64_t mirrorsRead = 0;
+    for (int w = 0; w < n; ++w) {
+      if (w != r && writes(w) && !byRing(w)) mirrorsRead |= 1ull << w;
+    }
+    if (mirrorsRead != 0)
+      op.piece(Channel{r, -1}, sizeof kDone, mirrorsRead, &kDone, (mirrorsRead >> me & 1) != 0 ? &done[static_cast<std::size_t>(r)] : nullptr);
+  }
+  return op.run();
+}
+
 }  // namespace
 
 const char* collectiveName(Collective kind) {
@@ -145,7 +192,7 @@ const char* collectiveName(Collective kind) {
   return "?";
 }
 
-Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs& a) {
+Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs& a, DeltaState* delta) {
   const int n = comm.nranks();
   const int me = comm.rank();
   const std::size_t typeBytes = typeSize(a.type);
@@ -154,8 +201,12 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
                                    static_cast<std::uint64_t>(a.type)),
                                static_cast<std::uint64_t>(a.op)),
                            static_cast<std::uint64_t>(a.root));
+  const bool deltaPublish = delta != nullptr && n > 1 && (kind == Collective::broadcast || kind == Collective::allGather) &&
+                           delta->applies(bytes);
+  if (deltaPublish) hash = mix(hash, 0xde17a);  // ranks that disagree on delta publish fail, not hang
   op.begin(comm.nextOp(), hash);
   op.setReduction(a.type, a.op);
+  if (deltaPublish) return runDelta(comm, op, *delta, kind, a, bytes, hash);
   // Gather and Reduce into a root buffer in the pool: pushed by all ranks where the buffers allow.
   auto pushedForm = kind == Collective::gather && bytes >= kPushBlockBytes   ? gatherPushed
                     : kind == Collective::reduce && bytes >= kPushReduceBytes ? reducePushed

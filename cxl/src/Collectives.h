@@ -4,6 +4,7 @@
 
 #include <cstddef>
 
+#include "Delta.h"
 #include "Engine.h"
 
 namespace cxlccl {
@@ -20,8 +21,10 @@ struct CallArgs {
 enum class Collective { allGather, broadcast, gather, scatter, reduce, allReduce, reduceScatter, allToAll };
 const char* collectiveName(Collective kind);
 
-// Plans and runs one collective on `comm` with the operation object `op`.
-Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs& args);
+// Plans and runs one collective on `comm` with the operation object `op`; Broadcast and
+// AllGather through delta publish when `delta` is given and takes the call's size.
+Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs& args,
+                     DeltaState* delta = nullptr);
 
 struct P2pCall {
   bool send = true;

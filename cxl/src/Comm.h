@@ -41,6 +41,12 @@ struct Channel {
   bool operator==(const Channel&) const = default;
 };
 
+// The data this rank's calls moved through the pool (cxlcclCommStats).
+struct PoolTraffic {
+  std::uint64_t written = 0;
+  std::uint64_t read = 0;
+};
+
 // Bookkeeping of a ring this rank writes.
 struct WriterRing {
   std::uint64_t published = 0;
@@ -68,6 +74,9 @@ class Comm {
   const Layout& layout() const { return layout_; }
   const RegionView& view() const { return *view_; }
   const Pool& pool() const { return *pool_; }
+  // The pool itself, to allocate regions of this rank's own in it (delta publish's mirrors).
+  std::shared_ptr<Pool> poolHandle() const { return pool_; }
+  PoolTraffic& traffic() { return traffic_; }
   // Shares this rank's large copies between threads (settings: copyThreads).
   CopyCrew& crew() { return *crew_; }
 
@@ -139,6 +148,7 @@ class Comm {
   std::vector<std::uint64_t> publishedSeen_;
   std::vector<std::uint64_t> messages_;
   std::uint64_t opIndex_ = 0;
+  PoolTraffic traffic_;
   std::vector<std::byte> scratch_;
   std::unique_ptr<CopyCrew> crew_;
 

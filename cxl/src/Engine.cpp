@@ -144,6 +144,7 @@ Status Operation::pushToPool(std::uint64_t ref, std::size_t offset, const void* 
   const bool flush = comm_.view().mode() == Coherence::flush;
   if (!moveBulk(dst, src, bytes, flush)) return status_;
   if (flush) writeBackLines(dst, bytes);
+  comm_.traffic().written += bytes;
   return Status::success();
 }
 
@@ -167,6 +168,8 @@ Status Operation::reduceInPool(std::uint64_t dstRef, const std::vector<std::uint
     reduceInOrder(dst + done, at.data(), at.size(), std::min(kPiece, bytes - done));
   }
   if (flush) writeBackLines(dst, bytes);
+  comm_.traffic().read += bytes * srcRefs.size();
+  comm_.traffic().written += bytes;
   return Status::success();
 }
 
@@ -308,6 +311,7 @@ Operation::Step Operation::stepPublish(Publish& t) {
     }
     if (inRing) view.publish(data, bytes);
   }
+  if (inlined || inRing) comm_.traffic().written += bytes;
   const std::uint64_t tag = tagOf(t.op, t.hash);
   view.poke(header + field::tag, tag);
   view.poke(header + field::bytes, bytes);
@@ -338,6 +342,7 @@ Operation::Step Operation::stepFetch(Fetch& t) {
   if (step != Step::moved) return step;
   std::byte* dst = t.dst + chunkOffset(t.c, t.bytes, t.done);
   if (!moveBulk(dst, data, bytes, false)) return Step::failed;
+  comm_.traffic().read += bytes;
   consumed(t.c, t.firstSeq + t.done);
   ++t.done;
   return Step::moved;
@@ -361,7 +366,9 @@ Operation::Step Operation::stepCombine(Combine& t) {
   }
   reduceInOrder(t.dst + offset, data, t.inputCount, bytes);
   for (std::size_t i = 0; i < t.inputCount; ++i) {
-    if (inputs[i].local == nullptr) consumed(inputs[i].piece.channel, inputs[i].piece.firstSeq + t.done);
+    if (inputs[i].local != nullptr) continue;
+    comm_.traffic().read += bytes;
+    consumed(inputs[i].piece.channel, inputs[i].piece.firstSeq + t.done);
   }
   ++t.done;
   t.doneBytes = offset + bytes;

@@ -65,6 +65,7 @@ class Operation {
     gpu_ = gpu;
     stream_ = stream;
   }
+  bool onGpu() const { return gpu_ != nullptr; }
   // Pieces of a few slots planned from now on until begin() go in finer chunks (chunkSize()):
   // for a root that reads from every rank (Gather, Reduce), so it starts sooner.
   void cutFiner() { finerChunks_ = true; }

@@ -68,6 +68,26 @@ Status coherenceSetting(int configValue, std::optional<Coherence>* out) {
   return Status::success();
 }
 
+Status deltaSetting(int configValue, DeltaMode* out) {
+  int value = cxlcclDeltaOff;
+  if (configValue != CXLCCL_CONFIG_UNDEF_INT) {
+    value = configValue;
+  } else if (const char* text = env("CXLCCL_DELTA")) {
+    if (strcasecmp(text, "off") == 0) value = cxlcclDeltaOff;
+    else if (strcasecmp(text, "on") == 0) value = cxlcclDeltaOn;
+    else if (strcasecmp(text, "auto") == 0) value = cxlcclDeltaAuto;
+    else return Status::error(cxlcclInvalidArgument, "CXLCCL_DELTA=", text, ": expected off, on or auto");
+  }
+  switch (value) {
+    case cxlcclDeltaOff: *out = DeltaMode::off; break;
+    case cxlcclDeltaOn: *out = DeltaMode::on; break;
+    case cxlcclDeltaAuto: *out = DeltaMode::automatic; break;
+    default:
+      return Status::error(cxlcclInvalidArgument, "config.delta = ", value, ": expected a cxlcclDelta_t (0..2)");
+  }
+  return Status::success();
+}
+
 }  // namespace
 
 bool parseSize(const std::string& text, std::uint64_t* bytes) {
@@ -124,6 +144,7 @@ Status resolveOptions(const cxlcclConfig_t* config, Options* out) {
                          ": expected a multiple of 4 KiB in 16 KiB..256 MiB");
   o.layout.chunkBytes = chunkBytes;
   CXLCCL_TRY(intSetting(c.copyThreads, "CXLCCL_COPY_THREADS", 0, 0, 16, "copyThreads", &o.copyThreads));
+  CXLCCL_TRY(deltaSetting(c.delta, &o.delta));
   *out = o;
   return Status::success();
 }

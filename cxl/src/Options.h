@@ -12,12 +12,15 @@
 
 namespace cxlccl {
 
+enum class DeltaMode { off, on, automatic };
+
 struct Options {
   std::optional<Coherence> coherence;  // empty: the pool's header decides
   int timeoutMs = 30000;
   int heartbeatTimeoutMs = 2000;
   LayoutParams layout;                 // nranks set at init
   int copyThreads = 0;                 // 0: chosen at init from the CPUs per rank on this host
+  DeltaMode delta = DeltaMode::off;
 };
 
 Status resolveOptions(const cxlcclConfig_t* config, Options* out);

@@ -51,4 +51,8 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* setting
                    std::string* extra);
 int runBenchmark(Backend& backend, const Settings& settings);
 
+// Rank `rank` on the rank-th CPU this process may use, when there are at least `ranks` of them
+// (as mpirun binds ranks to cores).
+void bindToCore(int rank, int ranks);
+
 }  // namespace collperf

@@ -165,6 +165,21 @@ TEST_CASE("settings come from the config, else the environment, and are checked"
   config.lineBytes = 96;
   CHECK(resolveOptions(&config, &options).message == "lineBytes = 96: expected a power of two in 64..4096");
   config.lineBytes = CXLCCL_CONFIG_UNDEF_INT;
+
+  CHECK(options.delta == DeltaMode::off);
+  setenv("CXLCCL_DELTA", "auto", 1);
+  REQUIRE(resolveOptions(&config, &options).ok());
+  CHECK(options.delta == DeltaMode::automatic);
+  config.delta = cxlcclDeltaOn;  // the config wins
+  REQUIRE(resolveOptions(&config, &options).ok());
+  CHECK(options.delta == DeltaMode::on);
+  config.delta = 7;
+  CHECK(resolveOptions(&config, &options).message == "config.delta = 7: expected a cxlcclDelta_t (0..2)");
+  config.delta = CXLCCL_CONFIG_UNDEF_INT;
+  setenv("CXLCCL_DELTA", "sometimes", 1);
+  CHECK(resolveOptions(&config, &options).message == "CXLCCL_DELTA=sometimes: expected off, on or auto");
+  unsetenv("CXLCCL_DELTA");
+
   config.magic = 0;
   CHECK(resolveOptions(&config, &options).code == cxlcclInvalidArgument);
 }
