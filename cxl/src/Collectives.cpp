@@ -129,36 +129,57 @@ Status reducePushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
   return Status::success();
 }
 
-// Broadcast and AllGather through delta publish (Delta.h). Readers check their buffers while the
-// writers bring their mirrors up to date; the writers announce how they send; readers copy from
-// the mirrors; then, in one more step, the blocks that go by ring this time, this rank's own
-// copy, and every reader's word to the writers whose mirrors it read that it is done with them.
+// Broadcast and AllGather through delta publish (Delta.h). Receivers check their buffers while
+// the writers decide how they send; then, a part at a time, writers bring the part into their
+// mirrors and announce it, and receivers copy it out (part 0's announcement also says how the
+// block goes); then, in one more step, the blocks that go by ring this time, this rank's own
+// copy, and every receiver's word to the writers whose mirrors it read that it is done with them.
 Status runDelta(Comm& comm, Operation& op, DeltaState& delta, Collective kind, const CallArgs& a,
                 std::size_t bytes, std::uint64_t hash) {
   const int n = comm.nranks(), me = comm.rank();
+  const auto self = static_cast<std::size_t>(me);
   const bool all = kind == Collective::allGather;
   auto writes = [&](int w) { return all || w == a.root; };
   auto blockOf = [&](int w) { return all ? bytesAt(a.recv, static_cast<std::size_t>(w) * bytes) : a.recv; };
-  // A writer is a reader of its own mirror too, where its receive buffer is not its send buffer.
+  // A writer is a receiver of its own mirror too, where its receive buffer is not its send buffer.
   auto reads = [&](int w) { return writes(w) && (w != me || blockOf(me) != a.send); };
   std::vector<char> intact(static_cast<std::size_t>(n), 0);
   for (int w = 0; w < n; ++w) {
     if (reads(w) && !op.onGpu()) intact[static_cast<std::size_t>(w)] = delta.intact(w, blockOf(w), bytes);
   }
   std::vector<DeltaAnnouncement> told(static_cast<std::size_t>(n));
-  DeltaAnnouncement& mine = told[static_cast<std::size_t>(me)];
-  if (writes(me)) CXLCCL_TRY(delta.prepare(static_cast<int>(kind), a.send, bytes, op.onGpu(), &mine));
-  for (int w = 0; w < n; ++w) {
-    if (writes(w)) op.piece(Channel{w, -1}, sizeof mine, everyoneBut(n, w), &mine, w == me ? nullptr : &told[static_cast<std::size_t>(w)]);
+  if (writes(me)) CXLCCL_TRY(delta.prepare(static_cast<int>(kind), a.send, bytes, op.onGpu(), &told[self]));
+  auto byRing = [&](int w) { return told[static_cast<std::size_t>(w)].mode == static_cast<std::uint64_t>(DeltaSend::ring); };
+  std::vector<DeltaState::Receiving> receiving(static_cast<std::size_t>(n));
+  const std::size_t partBytes = deltaPartBytes(bytes);
+  for (std::size_t from = 0; from < bytes; from += partBytes) {
+    const std::size_t to = std::min(bytes, from + partBytes);
+    if (from > 0) {
+      if (std::none_of(told.begin(), told.end(), [](const DeltaAnnouncement& t) { return t.mode != 0; })) break;
+      op.begin(comm.nextOp(), hash);
+    }
+    if (writes(me) && !byRing(me)) delta.publishPart(a.send, from, to);
+    DeltaAnnouncement mine = told[self];
+    for (int w = 0; w < n; ++w) {
+      if (writes(w) && (from == 0 || !byRing(w)))
+        op.piece(Channel{w, -1}, sizeof mine, everyoneBut(n, w), &mine, w == me ? nullptr : &told[static_cast<std::size_t>(w)]);
+    }
+    CXLCCL_TRY(op.run());
+    for (int w = 0; w < n; ++w) {
+      if (!reads(w)) continue;
+      DeltaState::Receiving& r = receiving[static_cast<std::size_t>(w)];
+      if (from == 0)
+        CXLCCL_TRY(delta.beginApply(w, told[static_cast<std::size_t>(w)], blockOf(w), bytes,
+                                    intact[static_cast<std::size_t>(w)] != 0, op.onGpu(), &r));
+      CXLCCL_TRY(delta.applyPart(r, op, from, to));
+    }
   }
-  CXLCCL_TRY(op.run());
+  if (writes(me) && !byRing(me)) delta.finishPublish();
   for (int w = 0; w < n; ++w) {
-    if (reads(w))
-      CXLCCL_TRY(delta.apply(w, told[static_cast<std::size_t>(w)], blockOf(w), bytes, intact[static_cast<std::size_t>(w)] != 0, op, op.onGpu()));
+    if (reads(w)) delta.finishApply(receiving[static_cast<std::size_t>(w)]);
   }
 
   op.begin(comm.nextOp(), hash);
-  auto byRing = [&](int w) { return told[static_cast<std::size_t>(w)].mode == static_cast<std::uint64_t>(DeltaSend::ring); };
   for (int w = 0; w < n; ++w) {
     if (writes(w) && byRing(w)) op.piece(Channel{w, -1}, bytes, everyoneBut(n, w), a.send, w == me ? nullptr : blockOf(w));
   }

@@ -6,9 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
+#include "BlockHash.h"
 #include "CacheLines.h"
 
 namespace cxlccl {
@@ -17,6 +15,9 @@ namespace {
 // Blocks this size or larger go through delta publish (smaller ones: two extra flag exchanges
 // cost more than the copy they could save).
 constexpr std::size_t kDeltaMinBytes = 64 << 10;
+// A block goes in parts of at least this much (and at most kMaxParts of them).
+constexpr std::size_t kMinPartBytes = 1 << 20;
+constexpr std::size_t kMaxParts = 16;
 // A receive buffer is checked and re-hashed in blocks of this size: small, so that after a few
 // changed lines only their blocks are hashed again.
 constexpr std::size_t kHashBlock = 1 << 10;
@@ -26,7 +27,7 @@ constexpr double kCrossover = 0.05;
 constexpr int kRingCalls = 31;
 // Mirrors a rank keeps (least recently used dropped first), and receive buffers it tracks.
 constexpr std::size_t kMaxMirrors = 8;
-constexpr std::size_t kMaxHeld = 64;
+constexpr std::size_t kMaxHeld = 2 * kMaxRanks;
 
 constexpr std::size_t lineCount(std::size_t bytes) { return (bytes + kCacheLine - 1) / kCacheLine; }
 constexpr std::size_t roundUp(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
@@ -44,13 +45,23 @@ bool sameLine(const std::byte* a, const std::byte* b) {
   return diff == 0;
 }
 
-std::uint64_t hashBlock(const std::byte* p, std::size_t n) { return XXH3_64bits(p, n); }
-
 void hashBlocks(const std::byte* p, std::size_t bytes, std::size_t first, std::size_t last,
                 std::vector<std::uint64_t>* hashes) {
   for (std::size_t b = first; b < last; ++b) {
     std::size_t at = b * kHashBlock;
     (*hashes)[b] = hashBlock(p + at, std::min(kHashBlock, bytes - at));
+  }
+}
+
+// dst = src over [from, to) of buffers of `bytes`, and the hash of each of dst's blocks there, a
+// stretch at a time: the hash reads it from the cache. `from` is a whole block.
+void copyAndHash(std::byte* dst, const std::byte* src, std::size_t from, std::size_t to, std::size_t bytes,
+                 std::vector<std::uint64_t>* hashes) {
+  constexpr std::size_t kStretch = 64 * kHashBlock;
+  for (std::size_t at = from; at < to; at += kStretch) {
+    const std::size_t len = std::min(kStretch, to - at);
+    std::memcpy(dst + at, src + at, len);
+    hashBlocks(dst, bytes, at / kHashBlock, (at + len + kHashBlock - 1) / kHashBlock, hashes);
   }
 }
 
@@ -66,6 +77,8 @@ struct DeltaState::Mirror {
   std::uint64_t generation = 0;  // 0: its data is not what readers were last sent
   double changedShare = 0;       // of the lines, in the last compare
   int ringCalls = 0;             // auto: calls sent by ring since the last compare
+  std::vector<std::uint64_t> hashes;  // per kHashBlock of the data
+  DeltaAnnouncement pending;          // this call's, between prepare() and finishPublish()
 };
 
 // A receive buffer as this rank last filled it from a writer's mirror.
@@ -84,6 +97,8 @@ struct DeltaState::Seen {
   std::uint64_t mirror = 0;
   std::unique_ptr<RegionView> view;
 };
+
+std::size_t deltaPartBytes(std::size_t bytes) { return std::max(kMinPartBytes, roundUp(bytes / kMaxParts + 1, 4096)); }
 
 DeltaState::DeltaState(Comm& comm, DeltaMode mode) : comm_(comm), mode_(mode) {}
 
@@ -124,36 +139,55 @@ Status DeltaState::mirrorFor(int kind, const void* src, std::size_t bytes, Mirro
   return Status::success();
 }
 
-// The changed lines go into the mirror (and are published one by one), their bits set.
-void DeltaState::compareInto(Mirror& m, const std::byte* src) {
+// The blocks of [from, to) of the buffer whose hash differs from the mirror's are compared with
+// it line by line; their changed lines go into the mirror (published one by one) and their bits
+// are set. The rest of the mirror is never read: the buffer is hashed where it lies, in local
+// memory. Blocks are hashed a group ahead of the compare, and the differing ones' mirror lines
+// prefetched meanwhile: they lie scattered, and each would otherwise wait for memory.
+void DeltaState::compareInto(Mirror& m, const std::byte* src, std::size_t from, std::size_t to) {
   const RegionView& view = *m.view;
   std::byte* data = view.at(0);
   auto* bits = reinterpret_cast<std::uint64_t*>(view.at(bitsOffset(m.bytes)));
+  const std::size_t firstWord = from / 4096, endWord = (to + 4095) / 4096;
+  std::memset(bits + firstWord, 0, (endWord - firstWord) * 8);
   const std::size_t lines = lineCount(m.bytes);
-  std::size_t changed = 0;
-  for (std::size_t word = 0; word * 64 < lines; ++word) {
-    std::uint64_t set = 0;
-    const std::size_t first = word * 64, last = std::min(lines, first + 64);
-    const std::size_t from = first * kCacheLine, to = std::min(m.bytes, last * kCacheLine);
-    if (std::memcmp(data + from, src + from, to - from) != 0) {
-      for (std::size_t line = first; line < last; ++line) {
-        const std::size_t at = line * kCacheLine, n = std::min(kCacheLine, m.bytes - at);
+  const std::size_t firstBlock = from / kHashBlock, endBlock = (to + kHashBlock - 1) / kHashBlock;
+  constexpr std::size_t kLinesABlock = kHashBlock / kCacheLine, kGroup = 16;
+  std::size_t changed = 0, blocksRead = 0;
+  std::vector<std::size_t> differ[2];
+  auto hashGroup = [&](std::size_t first, std::vector<std::size_t>* out) {
+    out->clear();
+    for (std::size_t block = first; block < std::min(endBlock, first + kGroup); ++block) {
+      const std::size_t at = block * kHashBlock;
+      const std::uint64_t hash = hashBlock(src + at, std::min(kHashBlock, m.bytes - at));
+      if (hash == m.hashes[block]) continue;
+      m.hashes[block] = hash;
+      out->push_back(block);
+      for (std::size_t l = 0; l < kLinesABlock; ++l) __builtin_prefetch(data + at + l * kCacheLine, 1);
+    }
+  };
+  hashGroup(firstBlock, &differ[0]);
+  for (std::size_t group = firstBlock, k = 0; group < endBlock; group += kGroup, k ^= 1) {
+    hashGroup(group + kGroup, &differ[k ^ 1]);
+    for (std::size_t block : differ[k]) {
+      ++blocksRead;
+      for (std::size_t l = block * kLinesABlock; l < std::min(lines, (block + 1) * kLinesABlock); ++l) {
+        const std::size_t at = l * kCacheLine, n = std::min(kCacheLine, m.bytes - at);
         if (n == kCacheLine ? sameLine(data + at, src + at) : std::memcmp(data + at, src + at, n) == 0) continue;
         std::memcpy(data + at, src + at, n);
         view.publish(at, n);
-        set |= 1ull << (line - first);
+        bits[l / 64] |= 1ull << (l % 64);
         ++changed;
       }
     }
-    bits[word] = set;
   }
-  view.publish(bitsOffset(m.bytes), bitsBytes(m.bytes));
-  counters_.linesCompared += lines;
+  view.publish(bitsOffset(m.bytes) + firstWord * 8, (endWord - firstWord) * 8);
+  counters_.linesCompared += std::min(lines, endWord * 64) - firstWord * 64;
   counters_.linesChanged += changed;
-  m.changedShare = static_cast<double>(changed) / static_cast<double>(lines);
-  // Read: the mirror to compare, and the buffer; written: the lines and the bits.
-  comm_.traffic().read += m.bytes;
-  comm_.traffic().written += changed * kCacheLine + bitsBytes(m.bytes);
+  changedThisCall_ += changed;
+  // From the pool: the blocks of the mirror compared; into it: the changed lines and the bits.
+  comm_.traffic().read += std::min(to - from, blocksRead * kHashBlock);
+  comm_.traffic().written += changed * kCacheLine + (endWord - firstWord) * 8;
 }
 
 Status DeltaState::prepare(int kind, const void* src, std::size_t bytes, bool onGpu, DeltaAnnouncement* out) {
@@ -179,29 +213,45 @@ Status DeltaState::prepare(int kind, const void* src, std::size_t bytes, bool on
     out->mode = static_cast<std::uint64_t>(DeltaSend::ring);
     return Status::success();
   }
-  const std::byte* data = static_cast<const std::byte*>(src);
   out->ref = m->region.offset + 1;
   out->regionBytes = m->region.bytes;
   out->mirror = m->id;
   out->previous = m->generation;
+  out->generation = nextGeneration_++;
   m->ringCalls = 0;
-  // A new generation before the mirror changes: a call that fails half way leaves no reader
+  // No generation while the mirror changes: a call that fails half way leaves no reader
   // believing it holds what the mirror holds.
   m->generation = 0;
+  writing_ = m;
+  changedThisCall_ = 0;
   if (out->previous == 0) {
-    std::memcpy(m->view->at(0), data, bytes);
-    m->view->publish(0, bytes);
-    m->changedShare = 0;  // unknown: the next call compares
-    comm_.traffic().written += bytes;
+    m->hashes.assign((bytes + kHashBlock - 1) / kHashBlock, 0);
     ++counters_.fullPublishes;
     out->mode = static_cast<std::uint64_t>(DeltaSend::full);
   } else {
-    compareInto(*m, data);
     ++counters_.linePublishes;
     out->mode = static_cast<std::uint64_t>(DeltaSend::lines);
   }
-  m->generation = out->generation = nextGeneration_++;
+  m->pending = *out;
   return Status::success();
+}
+
+void DeltaState::publishPart(const void* src, std::size_t from, std::size_t to) {
+  Mirror& m = *writing_;
+  const auto* data = static_cast<const std::byte*>(src);
+  if (m.pending.mode == static_cast<std::uint64_t>(DeltaSend::lines)) return compareInto(m, data, from, to);
+  copyAndHash(m.view->at(0), data, from, to, m.bytes, &m.hashes);
+  m.view->publish(from, to - from);
+  comm_.traffic().written += to - from;
+}
+
+void DeltaState::finishPublish() {
+  Mirror& m = *writing_;
+  const bool compared = m.pending.mode == static_cast<std::uint64_t>(DeltaSend::lines);
+  // A whole copy leaves the share unknown: the next call compares.
+  m.changedShare = compared ? static_cast<double>(changedThisCall_) / static_cast<double>(lineCount(m.bytes)) : 0;
+  m.generation = m.pending.generation;
+  writing_ = nullptr;
 }
 
 DeltaState::Held* DeltaState::heldFor(int writer, const void* dst, std::size_t bytes, bool create) {
@@ -235,7 +285,8 @@ void DeltaState::forget(int writer, const void* dst, std::size_t bytes) {
 Status DeltaState::viewOf(int writer, const DeltaAnnouncement& a, RegionView** out) {
   for (auto it = seen_.begin(); it != seen_.end(); ++it) {
     if (it->writer == writer && it->mirror == a.mirror) {
-      *out = it->view.get();
+      seen_.splice(seen_.begin(), seen_, it);
+      *out = seen_.front().view.get();
       return Status::success();
     }
   }
@@ -249,74 +300,100 @@ Status DeltaState::viewOf(int writer, const DeltaAnnouncement& a, RegionView** o
   return Status::success();
 }
 
-Status DeltaState::apply(int writer, const DeltaAnnouncement& a, void* dst, std::size_t bytes, bool intact,
-                         Operation& op, bool onGpu) {
+Status DeltaState::beginApply(int writer, const DeltaAnnouncement& a, void* dst, std::size_t bytes, bool intact,
+                              bool onGpu, Receiving* out) {
   ++counters_.calls;
-  auto send = static_cast<DeltaSend>(a.mode);
-  if (send == DeltaSend::ring) {
+  *out = Receiving{};
+  out->send = static_cast<DeltaSend>(a.mode);
+  if (out->send == DeltaSend::ring) {
     forget(writer, dst, bytes);
     return Status::success();
   }
-  if (send != DeltaSend::full && send != DeltaSend::lines)
+  if (out->send != DeltaSend::full && out->send != DeltaSend::lines)
     return Status::error(cxlcclInternalError, comm_.describeRank(writer), " announced delta mode ", a.mode);
   if (a.regionBytes < bitsOffset(bytes) + bitsBytes(bytes))
     return Status::error(cxlcclInvalidUsage, comm_.describeRank(writer), " announced a mirror of ", a.regionBytes,
                          " bytes for a block of ", bytes, ": the ranks called with different sizes");
-  RegionView* view = nullptr;
-  CXLCCL_TRY(viewOf(writer, a, &view));
-  Held* h = onGpu ? nullptr : heldFor(writer, dst, bytes, true);
-  auto* out = static_cast<std::byte*>(dst);
-  const std::byte* data = view->at(0);
-  const std::size_t blocks = (bytes + kHashBlock - 1) / kHashBlock;
-  const bool lines = send == DeltaSend::lines && intact && h != nullptr && h->mirror == a.mirror &&
-                     h->generation == a.previous;
-  if (h != nullptr) h->generation = 0;  // until this call's data is all there
-  if (lines) {
-    const std::size_t at = bitsOffset(bytes), n = bitsBytes(bytes);
-    view->refresh(at, n);
-    const auto* bits = reinterpret_cast<const std::uint64_t*>(view->at(at));
-    std::size_t copied = 0;
-    for (std::size_t word = 0; word < n / 8; ++word) {
-      std::uint64_t set = bits[word];
-      while (set != 0) {
-        // A run of changed lines: refreshed, copied, and its blocks hashed again.
-        const int first = __builtin_ctzll(set);
-        const std::uint64_t rest = set >> first;
-        const int count = ~rest == 0 ? 64 : __builtin_ctzll(~rest);
-        set &= count == 64 ? 0 : ~(((1ull << count) - 1) << first);
-        const std::size_t from = (word * 64 + static_cast<std::size_t>(first)) * kCacheLine;
-        const std::size_t len = std::min(static_cast<std::size_t>(count) * kCacheLine, bytes - from);
-        view->refresh(from, len);
-        std::memcpy(out + from, data + from, len);
-        copied += len;
-        hashBlocks(out, bytes, from / kHashBlock, (from + len + kHashBlock - 1) / kHashBlock, &h->hashes);
-      }
-    }
-    comm_.traffic().read += n + copied;
+  CXLCCL_TRY(viewOf(writer, a, &out->view));
+  out->onGpu = onGpu;
+  out->held = onGpu ? nullptr : heldFor(writer, dst, bytes, true);
+  out->dst = static_cast<std::byte*>(dst);
+  out->bytes = bytes;
+  out->mirror = a.mirror;
+  out->generation = a.generation;
+  Held* h = out->held;
+  out->lines = out->send == DeltaSend::lines && intact && h != nullptr && h->mirror == a.mirror &&
+               h->generation == a.previous;
+  if (h != nullptr) {
+    h->generation = 0;  // until this call's data is all there
+    h->hashes.resize((bytes + kHashBlock - 1) / kHashBlock);
+  }
+  if (out->lines) {
     ++counters_.lineApplies;
   } else {
-    view->refresh(0, bytes);
-    if (onGpu) {
-      CXLCCL_TRY(op.copyNow(out, data, bytes));
-    } else {
-      // Copied and hashed a stretch at a time, so the hash reads it from the cache.
-      constexpr std::size_t kStretch = 64 * kHashBlock;
-      h->hashes.resize(blocks);
-      for (std::size_t from = 0; from < bytes; from += kStretch) {
-        const std::size_t len = std::min(kStretch, bytes - from);
-        std::memcpy(out + from, data + from, len);
-        hashBlocks(out, bytes, from / kHashBlock, (from + len + kHashBlock - 1) / kHashBlock, &h->hashes);
-      }
-    }
-    comm_.traffic().read += bytes;
     ++counters_.fullApplies;
-    if (send == DeltaSend::lines) ++counters_.fallbacks;
-  }
-  if (h != nullptr) {
-    h->mirror = a.mirror;
-    h->generation = a.generation;
+    if (out->send == DeltaSend::lines) ++counters_.fallbacks;
   }
   return Status::success();
+}
+
+Status DeltaState::applyPart(Receiving& r, Operation& op, std::size_t from, std::size_t to) {
+  if (r.send == DeltaSend::ring) return Status::success();
+  RegionView& view = *r.view;
+  const std::byte* data = view.at(0);
+  std::byte* out = r.dst;
+  const std::size_t bytes = r.bytes;
+  if (!r.lines) {
+    view.refresh(from, to - from);
+    if (r.onGpu) CXLCCL_TRY(op.copyNow(out + from, data + from, to - from));
+    else copyAndHash(out, data, from, to, bytes, &r.held->hashes);
+    comm_.traffic().read += to - from;
+    return Status::success();
+  }
+  const std::size_t firstWord = from / 4096, endWord = (to + 4095) / 4096;
+  const std::size_t bitsAt = bitsOffset(bytes) + firstWord * 8;
+  view.refresh(bitsAt, (endWord - firstWord) * 8);
+  const auto* bits = reinterpret_cast<const std::uint64_t*>(view.at(bitsOffset(bytes)));
+  std::size_t copied = 0;
+  // The changed lines of a group of words are prefetched (from the mirror, and their blocks of
+  // the buffer, which are hashed again) while the group before is copied.
+  constexpr std::size_t kGroupWords = 4;
+  auto prefetchGroup = [&](std::size_t first) {
+    for (std::size_t word = first; word < std::min(endWord, first + kGroupWords); ++word) {
+      for (std::uint64_t set = bits[word]; set != 0; set &= set - 1) {
+        const std::size_t at = (word * 64 + static_cast<std::size_t>(__builtin_ctzll(set))) * kCacheLine;
+        __builtin_prefetch(data + at, 0);
+        const std::size_t block = at / kHashBlock * kHashBlock;
+        for (std::size_t l = block; l < std::min(bytes, block + kHashBlock); l += kCacheLine) __builtin_prefetch(out + l, 1);
+      }
+    }
+  };
+  prefetchGroup(firstWord);
+  for (std::size_t word = firstWord; word < endWord; ++word) {
+    if ((word - firstWord) % kGroupWords == 0) prefetchGroup(word + kGroupWords);
+    std::uint64_t set = bits[word];
+    while (set != 0) {
+      // A run of changed lines: refreshed, copied, and its blocks hashed again.
+      const int first = __builtin_ctzll(set);
+      const std::uint64_t rest = set >> first;
+      const int count = ~rest == 0 ? 64 : __builtin_ctzll(~rest);
+      set &= count == 64 ? 0 : ~(((1ull << count) - 1) << first);
+      const std::size_t at = (word * 64 + static_cast<std::size_t>(first)) * kCacheLine;
+      const std::size_t len = std::min(static_cast<std::size_t>(count) * kCacheLine, bytes - at);
+      view.refresh(at, len);
+      std::memcpy(out + at, data + at, len);
+      copied += len;
+      hashBlocks(out, bytes, at / kHashBlock, (at + len + kHashBlock - 1) / kHashBlock, &r.held->hashes);
+    }
+  }
+  comm_.traffic().read += (endWord - firstWord) * 8 + copied;
+  return Status::success();
+}
+
+void DeltaState::finishApply(Receiving& r) {
+  if (r.held == nullptr || r.send == DeltaSend::ring) return;
+  r.held->mirror = r.mirror;
+  r.held->generation = r.generation;
 }
 
 }  // namespace cxlccl

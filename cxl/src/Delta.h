@@ -46,6 +46,10 @@ struct DeltaCounters {
   std::uint64_t linesChanged = 0;
 };
 
+// A block goes in parts of whole 4 KiB (the same on every rank): the writer announces each part
+// once it is in the mirror, so its receivers copy part k while it compares part k + 1.
+std::size_t deltaPartBytes(std::size_t bytes);
+
 class DeltaState {
  public:
   DeltaState(Comm& comm, DeltaMode mode);
@@ -57,17 +61,23 @@ class DeltaState {
   bool applies(std::size_t bytes) const;
   const DeltaCounters& counters() const { return counters_; }
 
-  // As a writer: brings the mirror of `src` up to date (or decides to send by ring) and says how.
+  // As the writer: decides how `src` goes this call (by ring, whole through its mirror, or as
+  // changed lines) and says so; then brings each part [from, to) of the mirror up to date.
   Status prepare(int kind, const void* src, std::size_t bytes, bool onGpu, DeltaAnnouncement* out);
-  // As a reader, before the announcement: whether `dst` still holds what the last call left in
-  // it (false when there was none).
+  void publishPart(const void* src, std::size_t from, std::size_t to);
+  void finishPublish();
+
+  // As a receiver, before the announcement: whether `dst` still holds what the last call left
+  // in it (false when there was none).
   bool intact(int writer, const void* dst, std::size_t bytes);
-  // As a reader, after it: copies writer's block into `dst` from its mirror (lines or whole).
-  // `intact` from intact(); `op` copies through the GPU for device buffers (no lines then).
-  Status apply(int writer, const DeltaAnnouncement& a, void* dst, std::size_t bytes, bool intact,
-               Operation& op, bool onGpu);
-  // As a reader of a writer that sent by ring: what `dst` held is not the mirror's any more.
-  void forget(int writer, const void* dst, std::size_t bytes);
+  // As a receiver, after it: copies the writer's block into `dst` from its mirror, a part at a
+  // time, as lines where `intact` and the generations allow, else whole (`op` copies through
+  // the GPU for device buffers).
+  struct Receiving;
+  Status beginApply(int writer, const DeltaAnnouncement& a, void* dst, std::size_t bytes, bool intact,
+                    bool onGpu, Receiving* out);
+  Status applyPart(Receiving& r, Operation& op, std::size_t from, std::size_t to);
+  void finishApply(Receiving& r);
 
  private:
   struct Mirror;
@@ -76,17 +86,33 @@ class DeltaState {
   Status mirrorFor(int kind, const void* src, std::size_t bytes, Mirror** out);
   Status viewOf(int writer, const DeltaAnnouncement& a, RegionView** out);
   Held* heldFor(int writer, const void* dst, std::size_t bytes, bool create);
-  void compareInto(Mirror& m, const std::byte* src);
+  // A receiver of a writer that sends by ring: what `dst` held is not the mirror's any more.
+  void forget(int writer, const void* dst, std::size_t bytes);
+  void compareInto(Mirror& m, const std::byte* src, std::size_t from, std::size_t to);
 
   Comm& comm_;
   DeltaMode mode_;
   std::list<Mirror> mirrors_;  // most recently used first
   std::list<Held> held_;
   std::list<Seen> seen_;
+  Mirror* writing_ = nullptr;  // the mirror this call publishes through (prepare() to finishPublish())
+  std::size_t changedThisCall_ = 0;
   std::uint64_t nextMirror_ = 1;
   std::uint64_t nextGeneration_ = 1;  // unique over this writer's mirrors
   bool loggedNoRoom_ = false;
   DeltaCounters counters_;
+};
+
+struct DeltaState::Receiving {
+  DeltaSend send = DeltaSend::ring;
+  bool lines = false;  // only the changed lines; else whole
+  bool onGpu = false;
+  RegionView* view = nullptr;
+  Held* held = nullptr;
+  std::byte* dst = nullptr;
+  std::size_t bytes = 0;
+  std::uint64_t mirror = 0;
+  std::uint64_t generation = 0;
 };
 
 }  // namespace cxlccl

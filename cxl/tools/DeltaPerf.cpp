@@ -7,6 +7,7 @@
 // master weights, an Adam step on random gradients, and the bfloat16 copy of the weights
 // broadcast (or all-gathered) each step.
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,10 +31,11 @@ namespace {
 struct Options {
   std::vector<std::string> collectives{"broadcast"};
   std::size_t minBytes = 1 << 20, maxBytes = 64 << 20;
-  int factor = 4, ranks = 2, iters = 10;
+  int factor = 4, ranks = 2, iters = 10, rounds = 1;
   std::vector<double> changed{0.001, 0.01, 0.1, 0.5, 1.0};
   bool adam = false;
   bool inPlace = false;
+  bool hugePages = false;
   int coherence = cxlcclCoherencePool;
 };
 
@@ -46,14 +48,17 @@ std::vector<std::string> split(const std::string& text) {
 
 int usage(int code) {
   std::printf(
-      "usage: cxlccl-delta-perf [-C broadcast,allgather] [-b MIN] [-e MAX] [-f FACTOR] [-g RANKS] [-n ITERS]\n"
-      "                         [--changed F,F,...] [--adam] [--in-place] [--coherence pool|hardware|flush|simulate]\n"
+      "usage: cxlccl-delta-perf [-C broadcast,allgather] [-b MIN] [-e MAX] [-f FACTOR] [-g RANKS] [-n ITERS] [--rounds R]\n"
+      "                         [--changed F,F,...] [--adam] [--in-place] [--thp] [--coherence pool|hardware|flush|simulate]\n"
       "  -b/-e  sizes of the whole vector (K, M, G; default 1M..64M), -f factor between them (4)\n"
       "  -n     timed calls per row (10), after 2 untimed (the first sends the whole block)\n"
+      "  --rounds R  the three arms in turn R times a row; times are the medians (this machine's copies\n"
+      "             switch between a fast and a slow mode every few minutes)\n"
       "  --changed  shares of 64-byte lines each writer changes before a call (0.001,0.01,0.1,0.5,1)\n"
       "  --adam     also: bfloat16 weights after an Adam step each call (the share of lines that\n"
       "             changed is measured, not chosen)\n"
       "  --in-place the root's (AllGather: each rank's) send buffer is its receive buffer\n"
+      "  --thp      buffers on transparent huge pages (madvise), as an application's allocator may ask\n"
       "Arms per row: whole (CXLCCL_DELTA off), delta on, delta auto; each on a communicator of its own.\n");
   return code;
 }
@@ -82,8 +87,10 @@ bool parse(int argc, char** argv, Options* o) {
     else if (arg == "-f") o->factor = std::atoi(value().c_str());
     else if (arg == "-g") o->ranks = std::atoi(value().c_str());
     else if (arg == "-n") o->iters = std::atoi(value().c_str());
+    else if (arg == "--rounds") o->rounds = std::atoi(value().c_str());
     else if (arg == "--adam") o->adam = true;
     else if (arg == "--in-place") o->inPlace = true;
+    else if (arg == "--thp") o->hugePages = true;
     else if (arg == "--changed") {
       o->changed.clear();
       for (const std::string& f : split(value())) o->changed.push_back(std::atof(f.c_str()));
@@ -101,7 +108,7 @@ bool parse(int argc, char** argv, Options* o) {
   bool collsOk = std::all_of(o->collectives.begin(), o->collectives.end(),
                              [](const std::string& c) { return c == "broadcast" || c == "allgather"; });
   bool sharesOk = std::all_of(o->changed.begin(), o->changed.end(), [](double f) { return f >= 0 && f <= 1; });
-  if (!collsOk || !sharesOk || o->coherence < 0 || o->factor < 2 || o->ranks < 2 || o->ranks > 64 || o->iters < 1 ||
+  if (!collsOk || !sharesOk || o->coherence < 0 || o->factor < 2 || o->ranks < 2 || o->ranks > 64 || o->iters < 1 || o->rounds < 1 ||
       o->minBytes < 4096 || o->maxBytes < o->minBytes) {
     std::fprintf(stderr, "cxlccl-delta-perf: need -C of broadcast/allgather, --changed in 0..1, -f >= 2, "
                          "-g 2..64, -n >= 1, 4K <= -b <= -e, a known --coherence\n");
@@ -161,6 +168,28 @@ class Workload {
   int t_ = 0;
 };
 
+// A zeroed buffer of its own mapping, on transparent huge pages when asked.
+class Buffer {
+ public:
+  Buffer(std::size_t bytes, bool huge) : bytes_(bytes) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      std::perror("cxlccl-delta-perf: mmap");
+      std::exit(1);
+    }
+    if (huge && madvise(p, bytes, MADV_HUGEPAGE) != 0) std::perror("cxlccl-delta-perf: madvise(MADV_HUGEPAGE)");
+    data_ = static_cast<unsigned char*>(p);
+  }
+  ~Buffer() { munmap(data_, bytes_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  unsigned char* data() const { return data_; }
+
+ private:
+  unsigned char* data_;
+  std::size_t bytes_;
+};
+
 struct Arm {
   const char* name;
   int delta;
@@ -184,10 +213,10 @@ struct Row {
   double us = 0, poolBytes = 0, changed = -1;
 };
 
-bool runRow(Arm& arm, bool allGather, bool inPlace, std::size_t bytes, double share, bool adam, int iters, int rank,
+bool runRow(Arm& arm, bool allGather, bool inPlace, bool huge, std::size_t bytes, double share, bool adam, int iters, int rank,
             int n, Row* row) {
   const std::size_t block = allGather ? bytes / static_cast<std::size_t>(n) / 64 * 64 : bytes;
-  std::vector<unsigned char> own(block, 0), recv(allGather ? block * static_cast<std::size_t>(n) : block);
+  Buffer own(block, huge), recv(allGather ? block * static_cast<std::size_t>(n) : block, huge);
   // In place: the send buffer is this rank's block of the receive buffer.
   unsigned char* send = !inPlace ? own.data() : recv.data() + (allGather ? static_cast<std::size_t>(rank) * block : 0);
   Workload work(block, share, adam, 7 + static_cast<std::uint64_t>(rank));
@@ -247,19 +276,28 @@ int runRank(const Options& o, const cxlcclUniqueId* ids, int rank) {
     }
   }
   if (rank == 0)
-    std::printf("# cxlccl-delta-perf: %d ranks, %s, %d timed calls a row; us: a call, the slowest rank; pool MB: bytes\n"
+    std::printf("# cxlccl-delta-perf: %d ranks, %s, %d timed calls a row, %d round(s); us: a call, the slowest rank (median\n"
+                "# over the rounds); pool MB: bytes\n"
                 "# written + read in the pool a call, all ranks (cxlcclCommStats); changed: share of lines the\n"
                 "# writers' compares found changed; x whole: the whole call's time over this arm's\n"
                 "#%-10s %11s %9s %11s %10s %10s %8s %8s\n",
-                o.ranks, o.inPlace ? "in place" : "out of place", o.iters, "collective", "size(B)", "changed", "arm", "us", "pool MB", "changed", "x whole");
+                o.ranks, o.inPlace ? "in place" : "out of place", o.iters, o.rounds, "collective", "size(B)", "changed", "arm", "us", "pool MB", "changed", "x whole");
   std::vector<double> shares = o.changed;
   if (o.adam) shares.push_back(-1);  // the Adam workload
   for (const std::string& coll : o.collectives) {
     for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= static_cast<std::size_t>(o.factor)) {
       for (double share : shares) {
         Row rows[3];
+        std::vector<double> times[3];
+        for (int round = 0; round < o.rounds; ++round) {
+          for (std::size_t a = 0; a < 3; ++a) {
+            if (!runRow(arms[a], coll == "allgather", o.inPlace, o.hugePages, bytes, share, share < 0, o.iters, rank, o.ranks, &rows[a])) return 1;
+            times[a].push_back(rows[a].us);
+          }
+        }
         for (std::size_t a = 0; a < 3; ++a) {
-          if (!runRow(arms[a], coll == "allgather", o.inPlace, bytes, share, share < 0, o.iters, rank, o.ranks, &rows[a])) return 1;
+          std::sort(times[a].begin(), times[a].end());
+          rows[a].us = times[a][times[a].size() / 2];
         }
         if (rank != 0) continue;
         char label[16];

@@ -34,7 +34,7 @@ cxlcclComm_t initDelta(const cxlcclUniqueId& id, int n, int rank, int coherence,
 struct Step {
   bool allGather;
   int root;
-  double changed;     // share of bytes a writer changes
+  double changed;     // share of lines a writer changes
   int scribbler;      // a reader that writes its receive buffer before the call (-1: none)
   int recvSlot;       // which of two receive buffers the call uses
 };
@@ -42,13 +42,24 @@ struct Step {
 int runSteps(int rank, int n, const cxlcclUniqueId& id, int coherence, int delta, int steps) {
   cxlcclComm_t comm = initDelta(id, n, rank, coherence, delta);
   if (comm == nullptr) return 1;
-  // A block of whole lines plus a tail, over the minimum size of delta publish.
-  const std::size_t bytes = (64 << 10) + 1000 + 37;
-  std::vector<std::vector<unsigned char>> model(static_cast<std::size_t>(n), std::vector<unsigned char>(bytes));
-  for (int w = 0; w < n; ++w)
-    for (std::size_t i = 0; i < bytes; ++i) model[static_cast<std::size_t>(w)][i] = static_cast<unsigned char>(i * 7 + w);
-  std::vector<unsigned char> send(bytes);
-  std::vector<std::vector<unsigned char>> recv(2, std::vector<unsigned char>(bytes * static_cast<std::size_t>(n)));
+  // Blocks of whole lines plus a tail: one over the minimum size of delta publish, one that goes
+  // in three parts.
+  const std::size_t sizes[2] = {(64 << 10) + 1000 + 37, (2 << 20) + 3 * 4096 + 37};
+  struct Size {
+    std::vector<std::vector<unsigned char>> model;  // every writer's send buffer
+    std::vector<unsigned char> send;
+    std::vector<std::vector<unsigned char>> recv;   // two receive buffers
+  };
+  std::vector<Size> state(2);
+  for (int z = 0; z < 2; ++z) {
+    const std::size_t bytes = sizes[z];
+    Size& st = state[static_cast<std::size_t>(z)];
+    st.model.assign(static_cast<std::size_t>(n), std::vector<unsigned char>(bytes));
+    for (int w = 0; w < n; ++w)
+      for (std::size_t i = 0; i < bytes; ++i) st.model[static_cast<std::size_t>(w)][i] = static_cast<unsigned char>(i * 7 + w);
+    st.send.resize(bytes);
+    st.recv.assign(2, std::vector<unsigned char>(bytes * static_cast<std::size_t>(n)));
+  }
   std::mt19937_64 shared(42);
   std::mt19937_64 own(1000 + static_cast<std::uint64_t>(rank));
   const double fractions[] = {0, 0.0005, 0.01, 0.1, 0.5, 1.0};
@@ -57,21 +68,30 @@ int runSteps(int rank, int n, const cxlcclUniqueId& id, int coherence, int delta
     Step step{shared() % 2 == 0, static_cast<int>(shared() % static_cast<std::uint64_t>(n)),
               fractions[shared() % 6], shared() % 5 == 0 ? static_cast<int>(shared() % static_cast<std::uint64_t>(n)) : -1,
               shared() % 8 == 0 ? 1 : 0};
+    const int z = shared() % 4 == 0 ? 1 : 0;
+    const std::size_t bytes = sizes[z];
+    Size& st = state[static_cast<std::size_t>(z)];
     for (int w = 0; w < n; ++w) {
       if (!step.allGather && w != step.root) continue;
-      auto& m = model[static_cast<std::size_t>(w)];
-      auto changes = static_cast<std::size_t>(step.changed * static_cast<double>(bytes));
-      for (std::size_t c = 0; c < changes; ++c) m[shared() % bytes] ^= static_cast<unsigned char>(1 + shared() % 255);
+      auto& m = st.model[static_cast<std::size_t>(w)];
+      // Changed lines: one byte each, at random; a share of 1 changes every line.
+      const std::size_t lines = (bytes + 63) / 64;
+      if (step.changed >= 1) {
+        for (std::size_t l = 0; l < lines; ++l) m[std::min(bytes - 1, l * 64 + shared() % 64)] ^= 0x11;
+      } else {
+        auto changes = static_cast<std::size_t>(step.changed * static_cast<double>(lines));
+        for (std::size_t c = 0; c < changes; ++c) m[shared() % bytes] ^= static_cast<unsigned char>(1 + shared() % 255);
+      }
     }
-    std::vector<unsigned char>& out = recv[static_cast<std::size_t>(step.recvSlot)];
+    std::vector<unsigned char>& out = st.recv[static_cast<std::size_t>(step.recvSlot)];
     if (step.scribbler == rank) out[own() % out.size()] ^= 0x5a;  // the application writes it
     cxlcclResult_t result;
     if (step.allGather) {
-      std::memcpy(send.data(), model[static_cast<std::size_t>(rank)].data(), bytes);
-      result = cxlcclAllGather(send.data(), out.data(), bytes, cxlcclUint8, comm, nullptr);
+      std::memcpy(st.send.data(), st.model[static_cast<std::size_t>(rank)].data(), bytes);
+      result = cxlcclAllGather(st.send.data(), out.data(), bytes, cxlcclUint8, comm, nullptr);
     } else {
-      if (rank == step.root) std::memcpy(send.data(), model[static_cast<std::size_t>(rank)].data(), bytes);
-      result = cxlcclBroadcast(send.data(), out.data(), bytes, cxlcclUint8, step.root, comm, nullptr);
+      if (rank == step.root) std::memcpy(st.send.data(), st.model[static_cast<std::size_t>(rank)].data(), bytes);
+      result = cxlcclBroadcast(st.send.data(), out.data(), bytes, cxlcclUint8, step.root, comm, nullptr);
     }
     if (result != cxlcclSuccess) {
       std::fprintf(stderr, "rank %d step %d: %s\n", rank, s, cxlcclGetLastError(comm));
@@ -80,9 +100,9 @@ int runSteps(int rank, int n, const cxlcclUniqueId& id, int coherence, int delta
     for (int w = 0; w < n; ++w) {
       if (!step.allGather && w != step.root) continue;
       const unsigned char* got = out.data() + (step.allGather ? static_cast<std::size_t>(w) * bytes : 0);
-      if (std::memcmp(got, model[static_cast<std::size_t>(w)].data(), bytes) != 0) {
-        std::fprintf(stderr, "rank %d step %d (%s, writer %d, %.4f changed, scribbler %d): wrong data\n", rank, s,
-                     step.allGather ? "AllGather" : "Broadcast", w, step.changed, step.scribbler);
+      if (std::memcmp(got, st.model[static_cast<std::size_t>(w)].data(), bytes) != 0) {
+        std::fprintf(stderr, "rank %d step %d (%s of %zu bytes, writer %d, %.4f changed, scribbler %d): wrong data\n", rank,
+                     s, step.allGather ? "AllGather" : "Broadcast", bytes, w, step.changed, step.scribbler);
         ++failures;
       }
     }
@@ -165,7 +185,8 @@ TEST_CASE("delta publish counts the bytes it moves through the pool", "[cxl]") {
     if (rank == 0) {
       expect("first call written", first.poolBytesWritten - before.poolBytesWritten, kBytes + 48);
       expect("second call written", second.poolBytesWritten - first.poolBytesWritten, 10 * 64 + kBits + 48);
-      expect("second call read", second.poolBytesRead - first.poolBytesRead, kBytes + 8);
+      // Read from the mirror: only the ten KiB blocks whose hash changed.
+      expect("second call read", second.poolBytesRead - first.poolBytesRead, 10 * 1024 + 8);
       expect("lines changed", second.deltaLinesChanged, 10);
       expect("line publishes", second.deltaLinePublishes, 1);
     } else {
