@@ -21,10 +21,12 @@ constexpr std::size_t kMaxParts = 16;
 // A receive buffer is checked and re-hashed in blocks of this size: small, so that after a few
 // changed lines only their blocks are hashed again.
 constexpr std::size_t kHashBlock = 1 << 10;
-// auto: a writer whose compare found more than this share of lines changed sends by ring for
-// kRingCalls calls, then through the mirror whole, then compares again (docs/benchmarks.md, "Delta publish": the crossover).
+// auto: a writer whose compare found more than this share of lines changed sends the next calls
+// the usual way, then copies the block into its mirror whole and compares again at the call
+// after: 1 call, then twice as many after each compare that finds as much changed, up to
+// kMaxRingCalls (docs/benchmarks.md, "Delta publish": the crossover).
 constexpr double kCrossover = 0.05;
-constexpr int kRingCalls = 31;
+constexpr int kMaxRingCalls = 64;
 // Mirrors a rank keeps (least recently used dropped first), and receive buffers it tracks.
 constexpr std::size_t kMaxMirrors = 8;
 constexpr std::size_t kMaxHeld = 2 * kMaxRanks;
@@ -75,8 +77,8 @@ struct DeltaState::Mirror {
   std::unique_ptr<RegionView> view;
   std::uint64_t id = 0;
   std::uint64_t generation = 0;  // 0: its data is not what readers were last sent
-  double changedShare = 0;       // of the lines, in the last compare
-  int ringCalls = 0;             // auto: calls sent by ring since the last compare
+  int ringCallsLeft = 0;         // auto: calls still to send by ring
+  int ringCalls = 1;             // auto: how many the next compare that finds most lines changed sets
   std::vector<std::uint64_t> hashes;  // per kHashBlock of the data
   DeltaAnnouncement pending;          // this call's, between prepare() and finishPublish()
 };
@@ -202,11 +204,9 @@ Status DeltaState::prepare(int kind, const void* src, std::size_t bytes, bool on
            "): blocks go the usual way until one fits");
     }
   }
-  const bool skip = m != nullptr && mode_ == DeltaMode::automatic && m->changedShare > kCrossover &&
-                    m->ringCalls < kRingCalls;
-  if (m == nullptr || skip) {
+  if (m == nullptr || m->ringCallsLeft > 0) {
     if (m != nullptr) {
-      ++m->ringCalls;
+      --m->ringCallsLeft;
       m->generation = 0;  // the readers get this call's data by ring, not from the mirror
     }
     ++counters_.ringPublishes;
@@ -218,7 +218,6 @@ Status DeltaState::prepare(int kind, const void* src, std::size_t bytes, bool on
   out->mirror = m->id;
   out->previous = m->generation;
   out->generation = nextGeneration_++;
-  m->ringCalls = 0;
   // No generation while the mirror changes: a call that fails half way leaves no reader
   // believing it holds what the mirror holds.
   m->generation = 0;
@@ -249,7 +248,15 @@ void DeltaState::finishPublish() {
   Mirror& m = *writing_;
   const bool compared = m.pending.mode == static_cast<std::uint64_t>(DeltaSend::lines);
   // A whole copy leaves the share unknown: the next call compares.
-  m.changedShare = compared ? static_cast<double>(changedThisCall_) / static_cast<double>(lineCount(m.bytes)) : 0;
+  const double share = compared ? static_cast<double>(changedThisCall_) / static_cast<double>(lineCount(m.bytes)) : 0;
+  if (mode_ == DeltaMode::automatic && compared) {
+    if (share > kCrossover) {
+      m.ringCallsLeft = m.ringCalls;
+      m.ringCalls = std::min(2 * m.ringCalls, kMaxRingCalls);
+    } else {
+      m.ringCalls = 1;
+    }
+  }
   m.generation = m.pending.generation;
   writing_ = nullptr;
 }

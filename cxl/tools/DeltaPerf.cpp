@@ -51,7 +51,7 @@ int usage(int code) {
       "usage: cxlccl-delta-perf [-C broadcast,allgather] [-b MIN] [-e MAX] [-f FACTOR] [-g RANKS] [-n ITERS] [--rounds R]\n"
       "                         [--changed F,F,...] [--adam] [--in-place] [--thp] [--coherence pool|hardware|flush|simulate]\n"
       "  -b/-e  sizes of the whole vector (K, M, G; default 1M..64M), -f factor between them (4)\n"
-      "  -n     timed calls per row (10), after 2 untimed (the first sends the whole block)\n"
+      "  -n     timed calls per row (10), after 5 untimed (the first sends the whole block)\n"
       "  --rounds R  the three arms in turn R times a row; times are the medians (this machine's copies\n"
       "             switch between a fast and a slow mode every few minutes)\n"
       "  --changed  shares of 64-byte lines each writer changes before a call (0.001,0.01,0.1,0.5,1)\n"
@@ -223,9 +223,12 @@ bool runRow(Arm& arm, bool allGather, bool inPlace, bool huge, std::size_t bytes
   const bool writes = allGather || rank == 0;
   cxlcclCommStats_t before{}, after{};
   double seconds = 0;
-  for (int i = 0; i < iters + 2; ++i) {
+  // Untimed first: a new buffer goes whole, and auto finds out how much changes (a buffer at the
+  // address of the last row's looks all changed at first).
+  constexpr int kWarmup = 5;
+  for (int i = 0; i < iters + kWarmup; ++i) {
     if (writes) work.step(send);
-    if (i == 2) cxlcclCommStats(arm.comm, &before);
+    if (i == kWarmup) cxlcclCommStats(arm.comm, &before);
     maxOver(arm.comm, 0);  // everyone starts together
     auto start = std::chrono::steady_clock::now();
     cxlcclResult_t r = allGather ? cxlcclAllGather(send, recv.data(), block, cxlcclUint8, arm.comm, nullptr)
@@ -234,7 +237,7 @@ bool runRow(Arm& arm, bool allGather, bool inPlace, bool huge, std::size_t bytes
       std::fprintf(stderr, "rank %d: %s: %s\n", rank, arm.name, cxlcclGetLastError(arm.comm));
       return false;
     }
-    if (i >= 2) seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (i >= kWarmup) seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   cxlcclCommStats(arm.comm, &after);
   // Every rank's copy of each writer's block, as that writer holds it: the same hash everywhere.
