@@ -22,10 +22,14 @@ constexpr std::size_t kMaxParts = 16;
 // changed lines only their blocks are hashed again.
 constexpr std::size_t kHashBlock = 1 << 10;
 // auto: a writer whose compare found more than this share of lines changed sends the next calls
-// the usual way, then copies the block into its mirror whole and compares again at the call
-// after: 1 call, then twice as many after each compare that finds as much changed, up to
-// kMaxRingCalls (docs/benchmarks.md, "Delta publish": the crossover).
+// the usual way: 1, then twice as many after each time it finds as much changed, up to
+// kMaxRingCalls. Then it probes, still sending by ring: it hashes its buffer in two calls and
+// counts the KiB blocks that changed between them; at most kProbeBlockShare of them sends it back
+// through its mirror (whole once, then compared), else to more calls by ring. (Lines changed at
+// random, 5% of them touch about half the blocks.) The crossover: docs/benchmarks.md, "Delta
+// publish".
 constexpr double kCrossover = 0.05;
+constexpr double kProbeBlockShare = 0.5;
 constexpr int kMaxRingCalls = 64;
 // Mirrors a rank keeps (least recently used dropped first), and receive buffers it tracks.
 constexpr std::size_t kMaxMirrors = 8;
@@ -77,8 +81,9 @@ struct DeltaState::Mirror {
   std::unique_ptr<RegionView> view;
   std::uint64_t id = 0;
   std::uint64_t generation = 0;  // 0: its data is not what readers were last sent
-  int ringCallsLeft = 0;         // auto: calls still to send by ring
-  int ringCalls = 1;             // auto: how many the next compare that finds most lines changed sets
+  int ringCallsLeft = 0;         // auto: calls still to send by ring before a probe
+  int ringCalls = 1;             // auto: how many the next finding of most lines changed sets
+  int probe = 0;                 // auto: 1: the next call hashes; 2: the next counts changed blocks
   std::vector<std::uint64_t> hashes;  // per kHashBlock of the data
   DeltaAnnouncement pending;          // this call's, between prepare() and finishPublish()
 };
@@ -204,10 +209,10 @@ Status DeltaState::prepare(int kind, const void* src, std::size_t bytes, bool on
            "): blocks go the usual way until one fits");
     }
   }
-  if (m == nullptr || m->ringCallsLeft > 0) {
+  if (m == nullptr || m->ringCallsLeft > 0 || m->probe != 0) {
     if (m != nullptr) {
-      --m->ringCallsLeft;
       m->generation = 0;  // the readers get this call's data by ring, not from the mirror
+      sendingByRing(*m, static_cast<const std::byte*>(src));
     }
     ++counters_.ringPublishes;
     out->mode = static_cast<std::uint64_t>(DeltaSend::ring);
@@ -235,6 +240,34 @@ Status DeltaState::prepare(int kind, const void* src, std::size_t bytes, bool on
   return Status::success();
 }
 
+void DeltaState::backOff(Mirror& m) {
+  m.ringCallsLeft = m.ringCalls;
+  m.ringCalls = std::min(2 * m.ringCalls, kMaxRingCalls);
+}
+
+// A call of a writer in auto that sends by ring: counts down to the probe, and probes.
+void DeltaState::sendingByRing(Mirror& m, const std::byte* src) {
+  if (m.ringCallsLeft > 0) {
+    if (--m.ringCallsLeft == 0) m.probe = 1;
+    return;
+  }
+  const std::size_t blocks = (m.bytes + kHashBlock - 1) / kHashBlock;
+  m.hashes.resize(blocks);
+  std::size_t changed = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const std::uint64_t hash = hashBlock(src + b * kHashBlock, std::min(kHashBlock, m.bytes - b * kHashBlock));
+    changed += hash != m.hashes[b] ? 1 : 0;
+    m.hashes[b] = hash;
+  }
+  if (m.probe == 1) {
+    m.probe = 2;
+    return;
+  }
+  m.probe = 0;
+  // Few blocks changed: the next call goes through the mirror (whole: its generation is 0).
+  if (static_cast<double>(changed) > kProbeBlockShare * static_cast<double>(blocks)) backOff(m);
+}
+
 void DeltaState::publishPart(const void* src, std::size_t from, std::size_t to) {
   Mirror& m = *writing_;
   const auto* data = static_cast<const std::byte*>(src);
@@ -250,12 +283,8 @@ void DeltaState::finishPublish() {
   // A whole copy leaves the share unknown: the next call compares.
   const double share = compared ? static_cast<double>(changedThisCall_) / static_cast<double>(lineCount(m.bytes)) : 0;
   if (mode_ == DeltaMode::automatic && compared) {
-    if (share > kCrossover) {
-      m.ringCallsLeft = m.ringCalls;
-      m.ringCalls = std::min(2 * m.ringCalls, kMaxRingCalls);
-    } else {
-      m.ringCalls = 1;
-    }
+    if (share > kCrossover) backOff(m);
+    else m.ringCalls = 1;
   }
   m.generation = m.pending.generation;
   writing_ = nullptr;

@@ -89,6 +89,9 @@ class DeltaState {
   // A receiver of a writer that sends by ring: what `dst` held is not the mirror's any more.
   void forget(int writer, const void* dst, std::size_t bytes);
   void compareInto(Mirror& m, const std::byte* src, std::size_t from, std::size_t to);
+  // auto: after a compare or probe that found most of the block changed, more calls by ring.
+  void backOff(Mirror& m);
+  void sendingByRing(Mirror& m, const std::byte* src);
 
   Comm& comm_;
   DeltaMode mode_;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "Ranks.h"
@@ -204,7 +205,7 @@ TEST_CASE("delta publish counts the bytes it moves through the pool", "[cxl]") {
 }
 
 // auto: a writer whose buffer changes everywhere sends the usual way, for longer after each
-// compare that finds it so.
+// probe that finds it so, and through its mirror again once changes are few.
 TEST_CASE("delta publish in auto sends by ring while most lines change", "[cxl]") {
   TempPool pool;
   cxlcclUniqueId id;
@@ -213,24 +214,64 @@ TEST_CASE("delta publish in auto sends by ring while most lines change", "[cxl]"
     cxlcclComm_t comm = initDelta(id, 2, rank, cxlcclCoherencePool, cxlcclDeltaAuto);
     if (comm == nullptr) return 1;
     std::vector<float> buffer(1 << 18);
-    for (int call = 0; call < 12; ++call) {
-      if (rank == 0)
-        for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<float>(call * 1000003 + i);
-      if (cxlcclBroadcast(buffer.data(), buffer.data(), buffer.size(), cxlcclFloat32, 0, comm, nullptr) != cxlcclSuccess) return 2;
-      for (std::size_t i = 0; i < buffer.size(); ++i)
-        if (buffer[i] != static_cast<float>(call * 1000003 + i)) return 3;
-    }
-    cxlcclCommStats_t stats{};
-    cxlcclCommStats(comm, &stats);
+    // Both ranks know what rank 0 sends: the last result, changed everywhere or in one element.
+    auto step = [&](int call, bool everywhere) {
+      std::vector<float> expected = buffer;
+      if (everywhere)
+        for (std::size_t i = 0; i < expected.size(); ++i) expected[i] = static_cast<float>(call * 1000003 + i);
+      else
+        expected[static_cast<std::size_t>(call) * 999 % expected.size()] += 1;
+      if (rank == 0) buffer = expected;
+      if (cxlcclBroadcast(buffer.data(), buffer.data(), buffer.size(), cxlcclFloat32, 0, comm, nullptr) != cxlcclSuccess) return false;
+      return buffer == expected;
+    };
     int bad = 0;
-    // Whole, compared, 1 by ring; whole, compared, 2 by ring; whole, compared, 3 (of 4) by ring.
-    if (rank == 0 && (stats.deltaFullPublishes != 3 || stats.deltaLinePublishes != 3 || stats.deltaRingPublishes != 6)) {
-      std::fprintf(stderr, "full %llu lines %llu ring %llu\n", static_cast<unsigned long long>(stats.deltaFullPublishes),
-                   static_cast<unsigned long long>(stats.deltaLinePublishes), static_cast<unsigned long long>(stats.deltaRingPublishes));
-      bad = 4;
-    }
+    auto expect = [&](const char* when, std::uint64_t full, std::uint64_t lines, std::uint64_t ring) {
+      cxlcclCommStats_t stats{};
+      cxlcclCommStats(comm, &stats);
+      if (rank != 0 || (stats.deltaFullPublishes == full && stats.deltaLinePublishes == lines && stats.deltaRingPublishes == ring)) return;
+      std::fprintf(stderr, "%s: full %llu lines %llu ring %llu, expected %llu %llu %llu\n", when,
+                   static_cast<unsigned long long>(stats.deltaFullPublishes), static_cast<unsigned long long>(stats.deltaLinePublishes),
+                   static_cast<unsigned long long>(stats.deltaRingPublishes), static_cast<unsigned long long>(full),
+                   static_cast<unsigned long long>(lines), static_cast<unsigned long long>(ring));
+      ++bad;
+    };
+    for (int call = 0; call < 12; ++call)
+      if (!step(call, true)) return 2;
+    // Whole, compared; 1 by ring, 2 probing; 2 by ring, 2 probing; 3 (of 4) by ring.
+    expect("everything changing", 1, 1, 10);
+    for (int call = 12; call < 32; ++call)
+      if (!step(call, false)) return 3;
+    // 1 by ring, 2 probing (few blocks changed), whole, then 16 compared.
+    expect("then a line a call", 2, 17, 13);
     if (cxlcclCommDestroy(comm) != cxlcclSuccess) ++bad;
     return bad;
   });
+  CHECK(codes == std::vector<int>{0, 0});
+}
+
+// Ranks that disagree on delta publish get an error, not a hang or wrong data.
+TEST_CASE("ranks that disagree on delta publish fail the call", "[cxl]") {
+  TempPool pool;
+  cxlcclUniqueId id;
+  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
+  std::vector<int> codes = runRanks(2, [&](int rank) {
+    cxlcclConfig_t config = CXLCCL_CONFIG_INITIALIZER;
+    config.delta = rank == 0 ? cxlcclDeltaOn : cxlcclDeltaOff;
+    config.timeoutMs = 5000;
+    cxlcclComm_t comm = nullptr;
+    if (cxlcclCommInitRankConfig(&comm, 2, id, rank, &config) != cxlcclSuccess) return 1;
+    std::vector<unsigned char> buffer(1 << 20, static_cast<unsigned char>(rank));
+    cxlcclResult_t result = cxlcclBroadcast(buffer.data(), buffer.data(), buffer.size(), cxlcclUint8, 0, comm, nullptr);
+    std::string message = cxlcclGetLastError(comm);
+    cxlcclCommAbort(comm);
+    if (result == cxlcclSuccess) return 2;
+    // The receiver sees the other piece; the writer learns it from the receiver's abort.
+    if (rank == 1 && message.find("different") == std::string::npos) {
+      std::fprintf(stderr, "rank 1: %s\n", message.c_str());
+      return 3;
+    }
+    return 0;
+  }, 60);
   CHECK(codes == std::vector<int>{0, 0});
 }
