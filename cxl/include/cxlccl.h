@@ -153,16 +153,17 @@ cxlcclResult_t cxlcclCommCoherence(const cxlcclComm_t comm, int* mode);
  * the communicator was made; exact counts, not estimates). An extension of NCCL's API. */
 typedef struct {
   uint64_t poolBytesWritten;   /* data written into the pool: rings, mirrors, change bits */
-  uint64_t poolBytesRead;      /* data read from it, a delta compare's read of the mirror included */
+  uint64_t poolBytesRead;      /* data read from it (a delta writer's reads of its mirror included) */
   uint64_t deltaCalls;         /* blocks that went through delta publish, as writer or reader */
   uint64_t deltaLinePublishes; /* as the writer: only the changed lines sent */
-  uint64_t deltaFullPublishes; /* as the writer: the whole block through its mirror (first call) */
+  uint64_t deltaFullPublishes; /* as the writer: the whole block through its mirror (a new buffer,
+                                  or back from sending the usual way) */
   uint64_t deltaRingPublishes; /* as the writer: the usual way (auto, most lines changing) */
   uint64_t deltaLineApplies;   /* as a reader: only the changed lines copied */
   uint64_t deltaFullApplies;   /* as a reader: the whole block copied */
   uint64_t deltaFallbacks;     /* full copies where lines were sent: no previous copy held, or the
                                   receive buffer was written since the last call */
-  uint64_t deltaLinesCompared;
+  uint64_t deltaLinesCompared; /* lines checked (hashed by the KiB; compared where their KiB changed) */
   uint64_t deltaLinesChanged;
 } cxlcclCommStats_t;
 cxlcclResult_t cxlcclCommStats(const cxlcclComm_t comm, cxlcclCommStats_t* stats);
