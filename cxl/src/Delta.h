@@ -2,12 +2,13 @@
 // Delta publish (docs/cxlccl.md, "Delta publish"): a Broadcast or AllGather block that a writer
 // published before, from the same buffer, crosses the pool as the 64-byte lines that changed
 // since. Each writer keeps its last published copy of the buffer in a mirror of its own in the
-// pool -- [data | one bit per line: changed in the last call] -- compares the buffer with it,
-// writes the changed lines there and announces the mirror's new generation. A reader that holds
-// the previous generation in the same receive buffer, untouched since (a hash per block of the
-// buffer, as the library left it, says so), copies only the changed lines; any other reader
-// copies the whole mirror. Readers tell the writer when they are done, so the mirror is never
-// changed under a reader.
+// pool -- [data | one bit per line: changed in the last call] -- and a hash per KiB of it; it
+// compares with the mirror, line by line, the KiBs of the buffer whose hash changed, writes the
+// changed lines there and announces the mirror's new generation, a part at a time (below). A
+// reader that holds the previous generation in the same receive buffer, untouched since (a hash
+// per KiB of the buffer, as the library left it, says so), copies only the changed lines; any
+// other reader copies the whole mirror. Readers tell the writer when they are done, so the
+// mirror is never changed under a reader.
 
 #include <cstddef>
 #include <cstdint>
