@@ -155,7 +155,9 @@ Status runDelta(Comm& comm, Operation& op, DeltaState& delta, Collective kind, c
   for (std::size_t from = 0; from < bytes; from += partBytes) {
     const std::size_t to = std::min(bytes, from + partBytes);
     if (from > 0) {
-      if (std::none_of(told.begin(), told.end(), [](const DeltaAnnouncement& t) { return t.mode != 0; })) break;
+      bool anyMirror = false;  // (the others' parts are not announced)
+      for (int w = 0; w < n; ++w) anyMirror = anyMirror || (writes(w) && !byRing(w));
+      if (!anyMirror) break;
       op.begin(comm.nextOp(), hash);
     }
     if (writes(me) && !byRing(me)) delta.publishPart(a.send, from, to);

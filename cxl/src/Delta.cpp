@@ -38,7 +38,8 @@ constexpr std::size_t kMaxHeld = 2 * kMaxRanks;
 constexpr std::size_t lineCount(std::size_t bytes) { return (bytes + kCacheLine - 1) / kCacheLine; }
 constexpr std::size_t roundUp(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
 // A mirror: the data (whole lines), then the change bits, one 64-bit word per 64 lines.
-std::size_t bitsOffset(std::size_t bytes) { return roundUp(lineCount(bytes) * kCacheLine, 4096); }
+constexpr std::size_t kWordBytes = 64 * kCacheLine;  // the data one word of bits covers
+std::size_t bitsOffset(std::size_t bytes) { return roundUp(lineCount(bytes) * kCacheLine, kWordBytes); }
 std::size_t bitsBytes(std::size_t bytes) { return roundUp(lineCount(bytes), 64) / 8; }
 
 // Whether two whole lines are equal: inlined and vectorised, where memcmp is a call a line.
@@ -51,13 +52,23 @@ bool sameLine(const std::byte* a, const std::byte* b) {
   return diff == 0;
 }
 
-void hashBlocks(const std::byte* p, std::size_t bytes, std::size_t first, std::size_t last,
-                std::vector<std::uint64_t>* hashes) {
-  for (std::size_t b = first; b < last; ++b) {
-    std::size_t at = b * kHashBlock;
-    (*hashes)[b] = hashBlock(p + at, std::min(kHashBlock, bytes - at));
-  }
+// A buffer of `bytes` is hashed in blockCount(bytes) blocks of kHashBlock, the last one shorter.
+std::size_t blockCount(std::size_t bytes) { return (bytes + kHashBlock - 1) / kHashBlock; }
+std::uint64_t hashOfBlock(const std::byte* p, std::size_t bytes, std::size_t block) {
+  const std::size_t at = block * kHashBlock;
+  return hashBlock(p + at, std::min(kHashBlock, bytes - at));
 }
+// The hashes of the blocks that [from, to) of the buffer touches, again.
+void hashBlocks(const std::byte* p, std::size_t bytes, std::size_t from, std::size_t to,
+                std::vector<std::uint64_t>* hashes) {
+  for (std::size_t b = from / kHashBlock; b < blockCount(to); ++b) (*hashes)[b] = hashOfBlock(p, bytes, b);
+}
+
+// The change bits' words (one per 64 lines) that [from, to) of the data touches: [first, end).
+struct Words {
+  std::size_t first, end;
+};
+Words wordsOf(std::size_t from, std::size_t to) { return {from / kWordBytes, (to + kWordBytes - 1) / kWordBytes}; }
 
 // dst = src over [from, to) of buffers of `bytes`, and the hash of each of dst's blocks there, a
 // stretch at a time: the hash reads it from the cache. `from` is a whole block.
@@ -67,7 +78,7 @@ void copyAndHash(std::byte* dst, const std::byte* src, std::size_t from, std::si
   for (std::size_t at = from; at < to; at += kStretch) {
     const std::size_t len = std::min(kStretch, to - at);
     std::memcpy(dst + at, src + at, len);
-    hashBlocks(dst, bytes, at / kHashBlock, (at + len + kHashBlock - 1) / kHashBlock, hashes);
+    hashBlocks(dst, bytes, at, at + len, hashes);
   }
 }
 
@@ -105,7 +116,7 @@ struct DeltaState::Seen {
   std::unique_ptr<RegionView> view;
 };
 
-std::size_t deltaPartBytes(std::size_t bytes) { return std::max(kMinPartBytes, roundUp(bytes / kMaxParts + 1, 4096)); }
+std::size_t deltaPartBytes(std::size_t bytes) { return std::max(kMinPartBytes, roundUp(bytes / kMaxParts + 1, kWordBytes)); }
 
 DeltaState::DeltaState(Comm& comm, DeltaMode mode) : comm_(comm), mode_(mode) {}
 
@@ -155,19 +166,19 @@ void DeltaState::compareInto(Mirror& m, const std::byte* src, std::size_t from, 
   const RegionView& view = *m.view;
   std::byte* data = view.at(0);
   auto* bits = reinterpret_cast<std::uint64_t*>(view.at(bitsOffset(m.bytes)));
-  const std::size_t firstWord = from / 4096, endWord = (to + 4095) / 4096;
-  std::memset(bits + firstWord, 0, (endWord - firstWord) * 8);
+  const Words words = wordsOf(from, to);
+  std::memset(bits + words.first, 0, (words.end - words.first) * 8);
   const std::size_t lines = lineCount(m.bytes);
-  const std::size_t firstBlock = from / kHashBlock, endBlock = (to + kHashBlock - 1) / kHashBlock;
+  const std::size_t firstBlock = from / kHashBlock, endBlock = blockCount(to);
   constexpr std::size_t kLinesABlock = kHashBlock / kCacheLine, kGroup = 16;
   std::size_t changed = 0, blocksRead = 0;
   std::vector<std::size_t> differ[2];
   auto hashGroup = [&](std::size_t first, std::vector<std::size_t>* out) {
     out->clear();
     for (std::size_t block = first; block < std::min(endBlock, first + kGroup); ++block) {
-      const std::size_t at = block * kHashBlock;
-      const std::uint64_t hash = hashBlock(src + at, std::min(kHashBlock, m.bytes - at));
+      const std::uint64_t hash = hashOfBlock(src, m.bytes, block);
       if (hash == m.hashes[block]) continue;
+      const std::size_t at = block * kHashBlock;
       m.hashes[block] = hash;
       out->push_back(block);
       for (std::size_t l = 0; l < kLinesABlock; ++l) __builtin_prefetch(data + at + l * kCacheLine, 1);
@@ -188,13 +199,13 @@ void DeltaState::compareInto(Mirror& m, const std::byte* src, std::size_t from, 
       }
     }
   }
-  view.publish(bitsOffset(m.bytes) + firstWord * 8, (endWord - firstWord) * 8);
-  counters_.linesCompared += std::min(lines, endWord * 64) - firstWord * 64;
+  view.publish(bitsOffset(m.bytes) + words.first * 8, (words.end - words.first) * 8);
+  counters_.linesCompared += std::min(lines, words.end * 64) - words.first * 64;
   counters_.linesChanged += changed;
   changedThisCall_ += changed;
   // From the pool: the blocks of the mirror compared; into it: the changed lines and the bits.
   comm_.traffic().read += std::min(to - from, blocksRead * kHashBlock);
-  comm_.traffic().written += changed * kCacheLine + (endWord - firstWord) * 8;
+  comm_.traffic().written += changed * kCacheLine + (words.end - words.first) * 8;
 }
 
 Status DeltaState::prepare(int kind, const void* src, std::size_t bytes, bool onGpu, DeltaAnnouncement* out) {
@@ -229,7 +240,7 @@ Status DeltaState::prepare(int kind, const void* src, std::size_t bytes, bool on
   writing_ = m;
   changedThisCall_ = 0;
   if (out->previous == 0) {
-    m->hashes.assign((bytes + kHashBlock - 1) / kHashBlock, 0);
+    m->hashes.assign(blockCount(bytes), 0);
     ++counters_.fullPublishes;
     out->mode = static_cast<std::uint64_t>(DeltaSend::full);
   } else {
@@ -251,11 +262,11 @@ void DeltaState::sendingByRing(Mirror& m, const std::byte* src) {
     if (--m.ringCallsLeft == 0) m.probe = 1;
     return;
   }
-  const std::size_t blocks = (m.bytes + kHashBlock - 1) / kHashBlock;
+  const std::size_t blocks = blockCount(m.bytes);
   m.hashes.resize(blocks);
   std::size_t changed = 0;
   for (std::size_t b = 0; b < blocks; ++b) {
-    const std::uint64_t hash = hashBlock(src + b * kHashBlock, std::min(kHashBlock, m.bytes - b * kHashBlock));
+    const std::uint64_t hash = hashOfBlock(src, m.bytes, b);
     changed += hash != m.hashes[b] ? 1 : 0;
     m.hashes[b] = hash;
   }
@@ -308,8 +319,7 @@ bool DeltaState::intact(int writer, const void* dst, std::size_t bytes) {
   if (h == nullptr || h->generation == 0) return false;
   const auto* p = static_cast<const std::byte*>(dst);
   for (std::size_t b = 0; b < h->hashes.size(); ++b) {
-    std::size_t at = b * kHashBlock;
-    if (hashBlock(p + at, std::min(kHashBlock, bytes - at)) != h->hashes[b]) return false;
+    if (hashOfBlock(p, bytes, b) != h->hashes[b]) return false;
   }
   return true;
 }
@@ -362,7 +372,7 @@ Status DeltaState::beginApply(int writer, const DeltaAnnouncement& a, void* dst,
                h->generation == a.previous;
   if (h != nullptr) {
     h->generation = 0;  // until this call's data is all there
-    h->hashes.resize((bytes + kHashBlock - 1) / kHashBlock);
+    h->hashes.resize(blockCount(bytes));
   }
   if (out->lines) {
     ++counters_.lineApplies;
@@ -386,9 +396,8 @@ Status DeltaState::applyPart(Receiving& r, Operation& op, std::size_t from, std:
     comm_.traffic().read += to - from;
     return Status::success();
   }
-  const std::size_t firstWord = from / 4096, endWord = (to + 4095) / 4096;
-  const std::size_t bitsAt = bitsOffset(bytes) + firstWord * 8;
-  view.refresh(bitsAt, (endWord - firstWord) * 8);
+  const auto [firstWord, endWord] = wordsOf(from, to);
+  view.refresh(bitsOffset(bytes) + firstWord * 8, (endWord - firstWord) * 8);
   const auto* bits = reinterpret_cast<const std::uint64_t*>(view.at(bitsOffset(bytes)));
   std::size_t copied = 0;
   // The changed lines of a group of words are prefetched (from the mirror, and their blocks of
@@ -419,7 +428,7 @@ Status DeltaState::applyPart(Receiving& r, Operation& op, std::size_t from, std:
       view.refresh(at, len);
       std::memcpy(out + at, data + at, len);
       copied += len;
-      hashBlocks(out, bytes, at / kHashBlock, (at + len + kHashBlock - 1) / kHashBlock, &r.held->hashes);
+      hashBlocks(out, bytes, at, at + len, &r.held->hashes);
     }
   }
   comm_.traffic().read += (endWord - firstWord) * 8 + copied;

@@ -2,9 +2,12 @@
 
 #include <strings.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <string>
 
 namespace cxlccl {
 namespace {
@@ -43,48 +46,48 @@ Status intSetting(int configValue, const char* variable, int fallback, int low, 
   return Status::success();
 }
 
-Status coherenceSetting(int configValue, std::optional<Coherence>* out) {
-  int value = cxlcclCoherencePool;
+// A setting that is one of `names`, its index the value of its enum in cxlccl.h: the config's
+// value unless undefined, else the variable's name, else `fallback`; the index is in *out.
+Status choiceSetting(int configValue, const char* variable, const char* field, const char* typeName,
+                     std::initializer_list<const char*> names, int fallback, int* out) {
+  const int count = static_cast<int>(names.size());
+  int value = fallback;
   if (configValue != CXLCCL_CONFIG_UNDEF_INT) {
     value = configValue;
-  } else if (const char* text = env("CXLCCL_COHERENCE")) {
-    if (strcasecmp(text, "pool") == 0) value = cxlcclCoherencePool;
-    else if (strcasecmp(text, "hardware") == 0) value = cxlcclCoherenceHardware;
-    else if (strcasecmp(text, "flush") == 0) value = cxlcclCoherenceFlush;
-    else if (strcasecmp(text, "simulate") == 0) value = cxlcclCoherenceSimulate;
-    else
-      return Status::error(cxlcclInvalidArgument, "CXLCCL_COHERENCE=", text,
-                           ": expected pool, hardware, flush or simulate");
+  } else if (const char* text = env(variable)) {
+    const auto* found = std::find_if(names.begin(), names.end(), [&](const char* name) { return strcasecmp(text, name) == 0; });
+    if (found == names.end()) {
+      std::string expected;
+      for (int i = 0; i < count; ++i) expected += cat(i == 0 ? "" : i == count - 1 ? " or " : ", ", names.begin()[i]);
+      return Status::error(cxlcclInvalidArgument, variable, "=", text, ": expected ", expected);
+    }
+    value = static_cast<int>(found - names.begin());
   }
+  if (value < 0 || value >= count)
+    return Status::error(cxlcclInvalidArgument, "config.", field, " = ", value, ": expected a ", typeName, " (0..",
+                         count - 1, ")");
+  *out = value;
+  return Status::success();
+}
+
+Status coherenceSetting(int configValue, std::optional<Coherence>* out) {
+  int value = 0;
+  CXLCCL_TRY(choiceSetting(configValue, "CXLCCL_COHERENCE", "coherence", "cxlcclCoherence_t",
+                           {"pool", "hardware", "flush", "simulate"}, cxlcclCoherencePool, &value));
   switch (value) {
     case cxlcclCoherencePool: out->reset(); break;
     case cxlcclCoherenceHardware: *out = Coherence::hardware; break;
     case cxlcclCoherenceFlush: *out = Coherence::flush; break;
-    case cxlcclCoherenceSimulate: *out = Coherence::simulate; break;
-    default:
-      return Status::error(cxlcclInvalidArgument, "config.coherence = ", value,
-                           ": expected a cxlcclCoherence_t (0..3)");
+    default: *out = Coherence::simulate; break;
   }
   return Status::success();
 }
 
 Status deltaSetting(int configValue, DeltaMode* out) {
-  int value = cxlcclDeltaOff;
-  if (configValue != CXLCCL_CONFIG_UNDEF_INT) {
-    value = configValue;
-  } else if (const char* text = env("CXLCCL_DELTA")) {
-    if (strcasecmp(text, "off") == 0) value = cxlcclDeltaOff;
-    else if (strcasecmp(text, "on") == 0) value = cxlcclDeltaOn;
-    else if (strcasecmp(text, "auto") == 0) value = cxlcclDeltaAuto;
-    else return Status::error(cxlcclInvalidArgument, "CXLCCL_DELTA=", text, ": expected off, on or auto");
-  }
-  switch (value) {
-    case cxlcclDeltaOff: *out = DeltaMode::off; break;
-    case cxlcclDeltaOn: *out = DeltaMode::on; break;
-    case cxlcclDeltaAuto: *out = DeltaMode::automatic; break;
-    default:
-      return Status::error(cxlcclInvalidArgument, "config.delta = ", value, ": expected a cxlcclDelta_t (0..2)");
-  }
+  int value = 0;
+  CXLCCL_TRY(choiceSetting(configValue, "CXLCCL_DELTA", "delta", "cxlcclDelta_t", {"off", "on", "auto"},
+                           cxlcclDeltaOff, &value));
+  *out = value == cxlcclDeltaOff ? DeltaMode::off : value == cxlcclDeltaOn ? DeltaMode::on : DeltaMode::automatic;
   return Status::success();
 }
 

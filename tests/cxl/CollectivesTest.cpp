@@ -49,11 +49,8 @@ int runAll(int rank, int n, const cxlcclUniqueId& id, const std::vector<std::siz
   cxlcclConfig_t config = CXLCCL_CONFIG_INITIALIZER;
   config.coherence = coherence;
   config.timeoutMs = 60000;
-  cxlcclComm_t comm = nullptr;
-  if (cxlcclCommInitRankConfig(&comm, n, id, rank, &config) != cxlcclSuccess) {
-    std::fprintf(stderr, "rank %d: init: %s\n", rank, cxlcclGetLastError(nullptr));
-    return 1;
-  }
+  cxlcclComm_t comm = initRankWith(id, n, rank, config);
+  if (comm == nullptr) return 1;
   int failures = 0;
   std::uint64_t seed = 1;
   for (std::size_t count : counts) {

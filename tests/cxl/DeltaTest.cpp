@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -22,12 +23,19 @@ cxlcclComm_t initDelta(const cxlcclUniqueId& id, int n, int rank, int coherence,
   config.coherence = coherence;
   config.delta = delta;
   config.timeoutMs = 60000;
-  cxlcclComm_t comm = nullptr;
-  if (cxlcclCommInitRankConfig(&comm, n, id, rank, &config) != cxlcclSuccess) {
-    std::fprintf(stderr, "rank %d: init: %s\n", rank, cxlcclGetLastError(nullptr));
-    return nullptr;
+  return initRankWith(id, n, rank, config);
+}
+
+// Runs `body(rank, id)` on n ranks sharing a pool of their own; every rank must return 0.
+void checkRanks(int n, const std::function<int(int rank, const cxlcclUniqueId& id)>& body, int seconds = 120) {
+  TempPool pool;
+  cxlcclUniqueId id;
+  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
+  std::vector<int> codes = runRanks(n, [&](int rank) { return body(rank, id); }, seconds);
+  for (int rank = 0; rank < n; ++rank) {
+    INFO("rank " << rank << " of " << n);
+    CHECK(codes[static_cast<std::size_t>(rank)] == 0);
   }
-  return comm;
 }
 
 // Every rank models every writer's send buffer with the same random generator, so each knows
@@ -123,14 +131,7 @@ int runSteps(int rank, int n, const cxlcclUniqueId& id, int coherence, int delta
 }
 
 void checkSteps(int n, int coherence, int delta, int steps) {
-  TempPool pool;
-  cxlcclUniqueId id;
-  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
-  std::vector<int> codes = runRanks(n, [&](int rank) { return runSteps(rank, n, id, coherence, delta, steps); }, 600);
-  for (int rank = 0; rank < n; ++rank) {
-    INFO("rank " << rank << " of " << n);
-    CHECK(codes[static_cast<std::size_t>(rank)] == 0);
-  }
+  checkRanks(n, [&](int rank, const cxlcclUniqueId& id) { return runSteps(rank, n, id, coherence, delta, steps); }, 600);
 }
 
 }  // namespace
@@ -151,11 +152,8 @@ TEST_CASE("delta publish in the non-coherence simulation and with flushes", "[cx
 
 // The counters are exact: the first call sends the whole block, the next the changed lines.
 TEST_CASE("delta publish counts the bytes it moves through the pool", "[cxl]") {
-  TempPool pool;
-  cxlcclUniqueId id;
-  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
   constexpr std::size_t kBytes = 1 << 20, kLines = kBytes / 64, kBits = kLines / 8;
-  std::vector<int> codes = runRanks(2, [&](int rank) {
+  checkRanks(2, [&](int rank, const cxlcclUniqueId& id) {
     cxlcclComm_t comm = initDelta(id, 2, rank, cxlcclCoherencePool, cxlcclDeltaOn);
     if (comm == nullptr) return 1;
     std::vector<unsigned char> buffer(kBytes, 1);
@@ -201,16 +199,12 @@ TEST_CASE("delta publish counts the bytes it moves through the pool", "[cxl]") {
     if (cxlcclCommDestroy(comm) != cxlcclSuccess) ++bad;
     return bad;
   });
-  CHECK(codes == std::vector<int>{0, 0});
 }
 
 // auto: a writer whose buffer changes everywhere sends the usual way, for longer after each
 // probe that finds it so, and through its mirror again once changes are few.
 TEST_CASE("delta publish in auto sends by ring while most lines change", "[cxl]") {
-  TempPool pool;
-  cxlcclUniqueId id;
-  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
-  std::vector<int> codes = runRanks(2, [&](int rank) {
+  checkRanks(2, [&](int rank, const cxlcclUniqueId& id) {
     cxlcclComm_t comm = initDelta(id, 2, rank, cxlcclCoherencePool, cxlcclDeltaAuto);
     if (comm == nullptr) return 1;
     std::vector<float> buffer(1 << 18);
@@ -247,20 +241,16 @@ TEST_CASE("delta publish in auto sends by ring while most lines change", "[cxl]"
     if (cxlcclCommDestroy(comm) != cxlcclSuccess) ++bad;
     return bad;
   });
-  CHECK(codes == std::vector<int>{0, 0});
 }
 
 // Ranks that disagree on delta publish get an error, not a hang or wrong data.
 TEST_CASE("ranks that disagree on delta publish fail the call", "[cxl]") {
-  TempPool pool;
-  cxlcclUniqueId id;
-  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
-  std::vector<int> codes = runRanks(2, [&](int rank) {
+  checkRanks(2, [&](int rank, const cxlcclUniqueId& id) {
     cxlcclConfig_t config = CXLCCL_CONFIG_INITIALIZER;
     config.delta = rank == 0 ? cxlcclDeltaOn : cxlcclDeltaOff;
     config.timeoutMs = 5000;
-    cxlcclComm_t comm = nullptr;
-    if (cxlcclCommInitRankConfig(&comm, 2, id, rank, &config) != cxlcclSuccess) return 1;
+    cxlcclComm_t comm = initRankWith(id, 2, rank, config);
+    if (comm == nullptr) return 1;
     std::vector<unsigned char> buffer(1 << 20, static_cast<unsigned char>(rank));
     cxlcclResult_t result = cxlcclBroadcast(buffer.data(), buffer.data(), buffer.size(), cxlcclUint8, 0, comm, nullptr);
     std::string message = cxlcclGetLastError(comm);
@@ -273,5 +263,4 @@ TEST_CASE("ranks that disagree on delta publish fail the call", "[cxl]") {
     }
     return 0;
   }, 60);
-  CHECK(codes == std::vector<int>{0, 0});
 }

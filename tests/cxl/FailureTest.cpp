@@ -26,12 +26,7 @@ cxlcclComm_t initRank(const cxlcclUniqueId& id, int n, int rank, int timeoutMs, 
   cxlcclConfig_t config = CXLCCL_CONFIG_INITIALIZER;
   config.timeoutMs = timeoutMs;
   config.heartbeatTimeoutMs = heartbeatMs;
-  cxlcclComm_t comm = nullptr;
-  if (cxlcclCommInitRankConfig(&comm, n, id, rank, &config) != cxlcclSuccess) {
-    std::fprintf(stderr, "rank %d: init: %s\n", rank, cxlcclGetLastError(nullptr));
-    return nullptr;
-  }
-  return comm;
+  return initRankWith(id, n, rank, config);
 }
 
 // Exit codes of the surviving ranks: 0 when their call failed with `expected` and a message

@@ -82,6 +82,13 @@ TempPool::~TempPool() {
   unsetenv("CXLCCL_POOL");
 }
 
+cxlcclComm_t initRankWith(const cxlcclUniqueId& id, int nranks, int rank, const cxlcclConfig_t& config) {
+  cxlcclComm_t comm = nullptr;
+  if (cxlcclCommInitRankConfig(&comm, nranks, id, rank, &config) == cxlcclSuccess) return comm;
+  std::fprintf(stderr, "rank %d: init: %s\n", rank, cxlcclGetLastError(nullptr));
+  return nullptr;
+}
+
 std::vector<int> runRanks(int nranks, const std::function<int(int rank)>& body, int seconds) {
   std::vector<pid_t> pids;
   for (int rank = 0; rank < nranks; ++rank) {

@@ -30,6 +30,10 @@ class TempPool {
 // killed). A rank still running after `seconds` is killed (SIGKILL), so a hang fails, not blocks.
 std::vector<int> runRanks(int nranks, const std::function<int(int rank)>& body, int seconds = 120);
 
+// Rank `rank` of a communicator of `nranks` made with `config`; null, its error printed, when
+// that fails.
+cxlcclComm_t initRankWith(const cxlcclUniqueId& id, int nranks, int rank, const cxlcclConfig_t& config);
+
 // The value element i of `rank`'s buffer holds in case `seed`: small integers (non-negative for
 // unsigned types), so every sum and product the tests make is exact in every type, fp16 and bf16
 // included; products of 1, 2 and -1 stay within 2^8.

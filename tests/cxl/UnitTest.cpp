@@ -176,6 +176,15 @@ TEST_CASE("settings come from the config, else the environment, and are checked"
   config.delta = 7;
   CHECK(resolveOptions(&config, &options).message == "config.delta = 7: expected a cxlcclDelta_t (0..2)");
   config.delta = CXLCCL_CONFIG_UNDEF_INT;
+  config.coherence = 9;
+  CHECK(resolveOptions(&config, &options).message == "config.coherence = 9: expected a cxlcclCoherence_t (0..3)");
+  config.coherence = CXLCCL_CONFIG_UNDEF_INT;
+  setenv("CXLCCL_COHERENCE", "cached", 1);
+  CHECK(resolveOptions(&config, &options).message == "CXLCCL_COHERENCE=cached: expected pool, hardware, flush or simulate");
+  setenv("CXLCCL_COHERENCE", "FLUSH", 1);
+  REQUIRE(resolveOptions(&config, &options).ok());
+  CHECK(options.coherence == Coherence::flush);
+  unsetenv("CXLCCL_COHERENCE");
   setenv("CXLCCL_DELTA", "sometimes", 1);
   CHECK(resolveOptions(&config, &options).message == "CXLCCL_DELTA=sometimes: expected off, on or auto");
   unsetenv("CXLCCL_DELTA");
