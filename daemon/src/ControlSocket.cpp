@@ -83,7 +83,7 @@ Result<ControlServer> ControlServer::open(const std::string& path, Handler handl
     return Error::fromErrno("bind " + path, err);
   }
   ::chmod(path.c_str(), 0666);  // anyone may ask; SO_PEERCRED decides what they may do
-  if (::listen(fd, 16) != 0) {
+  if (::listen(fd, SOMAXCONN) != 0) {  // a flood of connections must not leave root's waiting outside
     int err = errno;
     ::close(fd);
     return Error::fromErrno("listen " + path, err);
@@ -133,9 +133,23 @@ void ControlServer::accept() {
       ::close(c);
       continue;
     }
+    const std::string busy = overShare(cred.uid);
     clients_[c] = Client{{cred.pid, cred.uid}, {}, std::chrono::steady_clock::now()};
-    if (clients_.size() > kMaxClients) finish(c, Error("busy: more than " + std::to_string(kMaxClients) + " clients at once; try again"));
+    if (!busy.empty()) finish(c, Error("busy: " + busy + "; try again when they finish"));
   }
+}
+
+std::string ControlServer::overShare(uid_t uid) const {
+  size_t mine = 0, users = 0;
+  for (const auto& [fd, c] : clients_) {
+    mine += c.peer.uid == uid;
+    users += c.peer.uid != 0;
+  }
+  if (uid == 0) return mine >= kClientsOfRoot ? "root has " + std::to_string(mine) + " requests open at once, the most it may" : "";
+  if (mine >= kClientsPerUser)
+    return "uid " + std::to_string(uid) + " has " + std::to_string(mine) + " requests open at once, the most one user may";
+  if (users >= kClientsOfUsers) return std::to_string(users) + " requests of users other than root are open at once, the most mtmd takes";
+  return "";
 }
 
 void ControlServer::read(int fd) {
@@ -201,15 +215,19 @@ Reply controlRequest(const std::string& socketPath, const std::string& request, 
   setTimeout(fd, SO_RCVTIMEO, timeout);
   setTimeout(fd, SO_SNDTIMEO, timeout);
   std::string reply;
+  int err = 0;  // why the reply ended: 0 when mtmd closed the connection
   if (sendAll(fd, request + "\n")) {
     ::shutdown(fd, SHUT_WR);
     char buf[4096];
     for (;;) {
       ssize_t n = ::recv(fd, buf, sizeof buf, 0);
       if (n < 0 && errno == EINTR) continue;
+      if (n < 0) err = errno;
       if (n <= 0) break;
       reply.append(buf, static_cast<size_t>(n));
     }
+  } else {
+    err = errno;
   }
   ::close(fd);
   if (reply.rfind("ok\n", 0) == 0) return reply.substr(3);
@@ -217,7 +235,10 @@ Reply controlRequest(const std::string& socketPath, const std::string& request, 
     while (!reply.empty() && reply.back() == '\n') reply.pop_back();
     return Error(reply.substr(6));
   }
-  return Error("mtmd at " + socketPath + " gave no answer within " + std::to_string(timeout.count()) + " ms");
+  const std::string daemon = "mtmd at " + socketPath;
+  if (err == EAGAIN || err == EWOULDBLOCK) return Error(daemon + " gave no answer within " + std::to_string(timeout.count()) + " ms");
+  if (err != 0) return Error::fromErrno("lost the connection to " + daemon + " before its answer", err);
+  return Error(daemon + " closed the connection without an answer (is it stopping? its log says why)");
 }
 
 }  // namespace mtm::daemon

@@ -110,6 +110,7 @@ Status Manager::attach(int pid, const std::string& origin) {
   if (targets_.count(pid)) return {};
   auto id = readProcessIdentity(fs_, pid);
   if (!id) return std::move(id).takeError();
+  if (auto st = checkManageable(*id); !st.ok()) return st;
   if (auto st = profiler_->addTarget(pid); !st.ok()) return st;
   TargetStats t;
   t.pid = pid;

@@ -1,6 +1,8 @@
 #include "mtm/daemon/Process.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <sstream>
 
 #include "mtm/Log.h"
@@ -19,17 +21,40 @@ Result<ProcessIdentity> readProcessIdentity(const KernelFs& fs, int pid) {
   id.pid = pid;
   std::istringstream in(*status);
   std::string line;
-  bool uids = false;
+  bool uids = false, memory = false, exited = false;
+  std::optional<bool> kthread;
+  auto value = [&](size_t keyLength) { return line.substr(std::min(line.size(), line.find_first_not_of(" \t", keyLength))); };
   while (std::getline(in, line)) {
     if (line.rfind("Name:", 0) == 0) {
-      id.comm = line.substr(line.find_first_not_of(" \t", 5));
+      id.comm = value(5);
     } else if (line.rfind("Uid:", 0) == 0) {
       std::istringstream u(line.substr(4));
       uids = static_cast<bool>(u >> id.realUid >> id.effectiveUid >> id.savedUid);
+    } else if (line.rfind("Tgid:", 0) == 0) {
+      id.tgid = static_cast<int>(parseUnsigned(value(5)).valueOr(0));
+    } else if (line.rfind("Kthread:", 0) == 0) {
+      kthread = value(8) == "1";
+    } else if (line.rfind("VmSize:", 0) == 0) {
+      memory = true;
+    } else if (line.rfind("State:", 0) == 0) {
+      const std::string state = value(6);
+      exited = !state.empty() && (state[0] == 'Z' || state[0] == 'X');
     }
   }
   if (!uids) return Error(dir + "/status: no Uid line");
+  if (id.tgid == 0) id.tgid = pid;
+  // Older kernels (6.1) have no Kthread line: there a live task without an address space is one.
+  id.kernelThread = kthread ? *kthread : !memory && !exited;
   return id;
+}
+
+Status checkManageable(const ProcessIdentity& id) {
+  const std::string who = "pid " + std::to_string(id.pid) + " (" + id.comm + ")";
+  if (id.kernelThread) return Error(who + " is a kernel thread: it has no user memory to manage", EINVAL);
+  if (id.tgid != id.pid)
+    return Error(who + " is a thread of process " + std::to_string(id.tgid) + ": name the process (its memory is shared by all its threads)",
+                 EINVAL);
+  return {};
 }
 
 std::vector<std::pair<int, std::string>> matchConfigTargets(const config::TargetsConfig& targets, const KernelFs& fs) {

@@ -8,7 +8,7 @@
 
 namespace mtm::daemon {
 
-Result<SignalFd> SignalFd::open(std::initializer_list<int> signals) {
+Result<SignalFd> SignalFd::open(const std::vector<int>& signals) {
   sigset_t set;
   sigemptyset(&set);
   for (int s : signals) sigaddset(&set, s);

@@ -2,14 +2,19 @@
 // detach, status and top -- real processes on this machine (one tier: nothing needs to move).
 #include <catch2/catch.hpp>
 
+#include <grp.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
+#include <future>
 #include <thread>
 
 #include "ChildProcess.h"
@@ -184,6 +189,98 @@ TEST_CASE("the socket refuses another user's process and malformed requests -- m
   CHECK(d.ctl({"status"}).exitCode == 0);
 }
 
+TEST_CASE("attach and migrate refuse kernel threads and a process's thread ids, and say what to name", "[daemon][host]") {
+  Daemon d;
+  auto kthread = d.ctl({"attach", "2"});
+  CHECK(kthread.exitCode == 1);
+  CHECK(kthread.err == "mtmctl: pid 2 (kthreadd) is a kernel thread: it has no user memory to manage\n");
+  auto migrate = run({bin("mtmctl"), "migrate", "--pid", "2", "--all", "--to", "0"});
+  CHECK(migrate.exitCode == 1);
+  CHECK(migrate.err == "mtmctl: pid 2 (kthreadd) is a kernel thread: it has no user memory to manage\n");
+  // A thread of this test process: /proc answers for its id too.
+  std::promise<pid_t> tidPromise;
+  std::promise<void> stop;
+  std::thread t([&] {
+    tidPromise.set_value(::gettid());
+    stop.get_future().wait();
+  });
+  const std::string tid = std::to_string(tidPromise.get_future().get());
+  auto thread = d.ctl({"attach", tid});
+  CHECK(thread.exitCode == 1);
+  CHECK(thread.err.find("pid " + tid + " (") != std::string::npos);
+  CHECK(thread.err.find(") is a thread of process " + std::to_string(::getpid()) + ": name the process") != std::string::npos);
+  stop.set_value();
+  t.join();
+  CHECK(d.ctl({"status"}).out.find("no managed processes") != std::string::npos);
+}
+
+// As uid 65534: holds `count` connections to the socket open, opening a new one for each the
+// server closes, until `stop` (a pipe's read end) reads EOF. Exits 0 when the server answered
+// some with "busy".
+[[noreturn]] void floodAsNobody(const std::string& socketPath, size_t count, int stop) {
+  if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(126);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socketPath.c_str(), sizeof addr.sun_path - 1);
+  std::vector<pollfd> open;
+  bool busy = false;
+  for (pollfd s{stop, POLLIN, 0}; ::poll(&s, 1, 0) == 0;) {
+    while (open.size() < count) {
+      int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        ::close(fd);
+        break;  // the backlog is full: later
+      }
+      open.push_back({fd, POLLIN, 0});
+    }
+    ::poll(open.data(), open.size(), 10);
+    for (size_t i = 0; i < open.size();) {
+      if (open[i].revents == 0) {
+        ++i;
+        continue;
+      }
+      char buf[256];
+      ssize_t n = ::recv(open[i].fd, buf, sizeof buf, 0);
+      if (n > 0 && std::string(buf, static_cast<size_t>(n)).find("error busy: uid 65534 has 16 requests open") == 0) busy = true;
+      ::close(open[i].fd);
+      open[i] = open.back();
+      open.pop_back();
+    }
+  }
+  ::_exit(busy ? 0 : 3);
+}
+
+TEST_CASE("a user holding hundreds of connections open denies nothing to root or to another user", "[daemon][host]") {
+  Daemon d;
+  int stop[2];
+  REQUIRE(::pipe(stop) == 0);
+  pid_t flooder = ::fork();
+  if (flooder == 0) {
+    ::close(stop[1]);
+    floodAsNobody(d.socket(), 200, stop[0]);
+  }
+  ::close(stop[0]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  for (int i = 0; i < 8; ++i) {
+    auto status = d.ctl({"status"});
+    CHECK(status.exitCode == 0);
+    CHECK(status.err == "");
+  }
+  for (int i = 0; i < 5; ++i) {
+    auto run = d.ctl({"run", "--", "/bin/true"});
+    CHECK(run.exitCode == 0);
+    CHECK(run.err.find("managed by mtmd") != std::string::npos);
+  }
+  ChildProcess other({bin("mtmctl"), "--config", d.config, "status"}, d.dir.path() + "/other.log", 4242);
+  CHECK(other.wait() == 0);
+  ::close(stop[1]);
+  int status = 0;
+  ::waitpid(flooder, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // the flood was real: its extra connections were told "busy"
+  CHECK(d.ctl({"status"}).exitCode == 0);
+}
+
 TEST_CASE("one mtmd at a time: a second one names the first and exits 1 -- kill -9 leaves no stale lock", "[daemon][host]") {
   auto d = std::make_unique<Daemon>();
   auto second = run({bin("mtmd"), "--config", d->config});
@@ -288,6 +385,40 @@ TEST_CASE("mtmctl run passes a SIGTERM sent to it on to the command and returns 
   ctl.signal(SIGTERM);
   CHECK(ctl.wait() == 128 + SIGTERM);
   CHECK(ctl.log().find("exited (status 143)") != std::string::npos);
+}
+
+TEST_CASE("mtmctl run passes on every signal another process sends it, and its death kills the command", "[daemon][host]") {
+  TempDir dir;
+  const std::string config = daemonConfig(dir);
+  // SIGQUIT's default action dumps core: none is written.
+  rlimit core{};
+  ::getrlimit(RLIMIT_CORE, &core);
+  const rlimit noCore{0, core.rlim_max};
+  ::setrlimit(RLIMIT_CORE, &noCore);
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGTERM, SIGRTMIN + 1}) {
+    INFO("signal " << sig << " (" << strsignal(sig) << ")");
+    ChildProcess ctl({bin("mtmctl"), "--config", config, "run", "--", "/bin/sleep", "30"}, dir.path() + "/err" + std::to_string(sig));
+    REQUIRE(ctl.waitForLog("managing pid "));
+    ctl.signal(sig);
+    CHECK(ctl.wait() == 128 + sig);  // sleep died of it and mtmctl passed its status on
+    CHECK(ctl.log().find("exited (status " + std::to_string(128 + sig) + ")") != std::string::npos);
+  }
+  ::setrlimit(RLIMIT_CORE, &core);
+
+  ChildProcess ctl({bin("mtmctl"), "--config", config, "run", "--", "/bin/sleep", "30"}, dir.path() + "/err");
+  REQUIRE(ctl.waitForLog("managing pid "));
+  const std::string log = ctl.log();
+  const auto at = log.find("managing pid ") + std::string("managing pid ").size();
+  const int workload = std::stoi(log.substr(at));
+  ctl.signal(SIGKILL);
+  CHECK(ctl.wait() == 128 + SIGKILL);
+  // Gone, or a zombie waiting for whoever inherited it to reap it: either way no longer running.
+  auto running = [&] {
+    const std::string stat = mtm::test::readFile("/proc/" + std::to_string(workload) + "/stat");
+    return !stat.empty() && stat.find(") Z ") == std::string::npos;
+  };
+  for (int i = 0; i < 100 && running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK_FALSE(running());
 }
 
 // A pool file only root may open, owned by mtmd (daemon.cxl_pool), removed at the end.

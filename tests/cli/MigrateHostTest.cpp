@@ -81,8 +81,7 @@ TEST_CASE("a dead pid is a clear error with exit 1", "[migrate][host]") {
   waitpid(child, nullptr, 0);
   auto r = run({bin("mtmctl"), "migrate", "--pid", std::to_string(child), "--all", "--to", "0"});
   CHECK(r.exitCode == 1);
-  CHECK(r.err == "mtmctl: pid " + std::to_string(child) + ": read /proc/" + std::to_string(child) +
-                     "/smaps: No such file or directory: no such process\n");
+  CHECK(r.err == "mtmctl: pid " + std::to_string(child) + " does not exist\n");
   auto p = run({bin("mtmctl"), "placement", "--pid", std::to_string(child)});
   CHECK(p.exitCode == 1);
 }

@@ -39,6 +39,31 @@ TEST_CASE("a process belongs to a user only when its real, effective and saved u
   CHECK(gone.error().errnum() == ESRCH);
 }
 
+TEST_CASE("kernel threads and the ids of a process's other threads are not processes mtm can manage", "[daemon]") {
+  test::TempDir root;
+  auto write = [&](int pid, const std::string& body) {
+    std::filesystem::create_directories(root.path() + "/proc/" + std::to_string(pid));
+    root.write("proc/" + std::to_string(pid) + "/status", body);
+  };
+  const std::string uids = "Uid:\t0\t0\t0\t0\n";
+  write(2, "Name:\tkthreadd\nState:\tS (sleeping)\nTgid:\t2\n" + uids + "Kthread:\t1\n");      // 6.12
+  write(3, "Name:\tkdamond.0\nState:\tS (sleeping)\nTgid:\t3\n" + uids);                    // 6.1: no mm
+  write(50, "Name:\tworker\nState:\tS (sleeping)\nTgid:\t50\n" + uids + "VmSize:\t 1000 kB\n");
+  write(51, "Name:\tworker\nState:\tS (sleeping)\nTgid:\t50\n" + uids + "VmSize:\t 1000 kB\n");  // a thread
+  write(52, "Name:\tdone\nState:\tZ (zombie)\nTgid:\t52\n" + uids);                         // exited
+  write(53, "Name:\tnew\nState:\tR (running)\nTgid:\t53\n" + uids + "VmSize:\t 8 kB\nKthread:\t0\n");
+  KernelFs fs(root.path());
+  auto check = [&](int pid) { return daemon::checkManageable(daemon::readProcessIdentity(fs, pid).value()); };
+  CHECK(check(2).error().message() == "pid 2 (kthreadd) is a kernel thread: it has no user memory to manage");
+  CHECK(check(2).error().errnum() == EINVAL);
+  CHECK(check(3).error().message() == "pid 3 (kdamond.0) is a kernel thread: it has no user memory to manage");
+  CHECK(check(50).ok());
+  CHECK(check(51).error().message() ==
+        "pid 51 (worker) is a thread of process 50: name the process (its memory is shared by all its threads)");
+  CHECK(check(52).ok());  // a zombie is no kernel thread: attaching it finds it gone
+  CHECK(check(53).ok());
+}
+
 TEST_CASE("config targets: pids that exist, every pid of a cgroup, exact command names", "[daemon]") {
   test::TempDir root;
   writeProcess(root, 10, "redis-server", "0\t0\t0\t0");

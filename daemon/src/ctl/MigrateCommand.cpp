@@ -6,9 +6,11 @@
 
 #include "ctl/Commands.h"
 #include "ctl/Migration.h"
+#include "mtm/KernelFs.h"
 #include "mtm/Parse.h"
 #include "mtm/daemon/Destination.h"
 #include "mtm/daemon/MigrationReport.h"
+#include "mtm/daemon/Process.h"
 #include "mtm/migrate/MovePagesMover.h"
 #include "mtm/migrate/ProcMaps.h"
 
@@ -67,6 +69,9 @@ int run(const Global& global, const Options& o) {
   if (!dest) return fail("--to: " + dest.error().message());
   auto ranges = parseRanges(o.ranges);
   if (!ranges) return fail(ranges.error().message());
+  auto id = readProcessIdentity(KernelFs("/"), o.pid);
+  if (!id) return fail(id.error().message());
+  if (auto st = checkManageable(*id); !st.ok()) return fail(st.error().message());
 
   migrate::MoverOptions options = migrate::MoverOptions::fromConfig(cfg.migration);
   options.maxPages = 0;  // the per-interval budget is the daemon's; a manual move goes to the end

@@ -3,6 +3,7 @@
 // the effective config) does, for as long as the command runs.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,18 +42,33 @@ int exitCode(int status) {
   return 1;
 }
 
+// What mtmctl reads from its signalfd: SIGCHLD, and every signal another process may send it
+// that it passes on to the command. Left to their defaults: SIGKILL and SIGSTOP (they cannot
+// be caught), the job-control stops (Ctrl-Z must stop mtmctl too, or the shell never gets the
+// terminal back), the faults and resource-limit signals that concern mtmctl itself.
+std::vector<int> supervisedSignals() {
+  std::vector<int> s{SIGCHLD, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM,
+                     SIGCONT, SIGURG, SIGWINCH, SIGVTALRM, SIGPROF, SIGIO, SIGPWR};
+  for (int rt = SIGRTMIN; rt <= SIGRTMAX; ++rt) s.push_back(rt);
+  return s;
+}
+
 // Starts the command with every signal unblocked; returns its pid once exec succeeded. The
-// exec's outcome comes back over a close-on-exec pipe: EOF means it ran.
+// exec's outcome comes back over a close-on-exec pipe: EOF means it ran. The command gets
+// SIGKILL if mtmctl dies (PR_SET_PDEATHSIG): killed with SIGKILL, mtmctl cannot pass that on,
+// and a command left running would run unmanaged and unnoticed.
 Result<pid_t> launch(const std::vector<std::string>& command) {
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) return Error::fromErrno("pipe", errno);
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) return Error::fromErrno("fork", errno);
   if (pid == 0) {
     ::close(pipefd[0]);
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);  // mtmctl already gone
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -88,7 +104,8 @@ struct Ticks {
 
 // Waits for the command like a shell would, running the manager's intervals. A signal another
 // process sends mtmctl is passed on; the terminal's (sent by the kernel) already reached the
-// command, which shares mtmctl's process group, so it is not sent twice.
+// command, which shares mtmctl's process group, so it is not sent twice; nor is one mtmctl
+// raised itself (SIGPIPE on a closed stderr: the write fails instead).
 Result<int> supervise(pid_t pid, SignalFd& signals, const Ticks& ticks) {
   const auto interval = ticks.interval;
   IntervalClock clock(interval);
@@ -104,7 +121,7 @@ Result<int> supervise(pid_t pid, SignalFd& signals, const Ticks& ticks) {
       continue;
     }
     if (*sig != 0) {
-      if (sender != 0) ::kill(pid, *sig);  // the command decides whether to stop
+      if (sender != 0 && sender != ::getpid()) ::kill(pid, *sig);  // the command decides whether to stop
       continue;
     }
     if (interval.count() == 0) continue;
@@ -117,7 +134,7 @@ Result<int> supervise(pid_t pid, SignalFd& signals, const Ticks& ticks) {
 
 // mtmd manages it: register, then wait.
 int runUnderDaemon(const std::string& socket, const RunOptions& o) {
-  auto signals = SignalFd::open({SIGCHLD, SIGINT, SIGTERM, SIGHUP});
+  auto signals = SignalFd::open(supervisedSignals());
   if (!signals) return fail(signals.error().message());
   auto pid = launch(o.command);
   if (!pid) return launchFailure(pid.error());
@@ -146,7 +163,7 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
   if (o.dryRun) cfg.migration.dryRun = true;
   auto machine = inspectMachine(KernelFs(global.kernelRoot), cfg);
   if (!machine) return fail(machine.error().message());
-  auto signals = SignalFd::open({SIGCHLD, SIGINT, SIGTERM, SIGHUP});
+  auto signals = SignalFd::open(supervisedSignals());
   if (!signals) return fail(signals.error().message());
   auto manager = Manager::create(cfg, std::move(*machine));
   if (!manager) return fail(manager.error().message());
@@ -240,6 +257,7 @@ void addRunCommand(CLI::App& parent, const Global& global, Commands& out) {
       ->check(heatmapFileValidator());
   cmd->add_flag("-q,--quiet", o->quiet, "Print nothing but errors (the command's own output is untouched)");
   cmd->footer("The exit status is the command's (128+N when a signal N ended it; 127: not found).\n"
+              "Signals sent to mtmctl are passed on to the command; if mtmctl is killed, so is the command.\n"
               "Examples:\n"
               "  mtmctl run -- ./my-workload --size 8G\n"
               "  mtmctl run --policy two_tier --heatmap run.svg -- ./my-workload");

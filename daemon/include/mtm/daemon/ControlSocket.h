@@ -10,7 +10,8 @@
 // The server learns the caller's uid from SO_PEERCRED; what a uid may do is the handler's
 // decision. It never blocks on a client: connections are read as data arrives, and one that
 // is silent for kClientTimeout, or sends more than kMaxRequest bytes without a newline, is
-// answered with an error and closed.
+// answered with an error and closed. A connection over its user's share is answered "busy"
+// at once.
 
 #include <poll.h>
 #include <sys/types.h>
@@ -26,7 +27,11 @@
 namespace mtm::daemon {
 
 inline constexpr size_t kMaxRequest = 4096;
-inline constexpr size_t kMaxClients = 64;
+// Connections open at once: per user, so that no user can crowd out another; root has slots of
+// its own; and all users other than root together (what mtmd's descriptors can afford).
+inline constexpr size_t kClientsPerUser = 16;
+inline constexpr size_t kClientsOfRoot = 32;
+inline constexpr size_t kClientsOfUsers = 256;
 inline constexpr auto kClientTimeout = std::chrono::seconds(5);
 
 struct Peer {
@@ -67,6 +72,8 @@ class ControlServer {
   };
   ControlServer(int fd, std::string path, Handler handler) : fd_(fd), path_(std::move(path)), handler_(std::move(handler)) {}
   void accept();
+  // Why a new connection from `uid` is one too many (empty: it is not).
+  std::string overShare(uid_t uid) const;
   void read(int fd);
   void finish(int fd, const Reply& reply, const std::vector<int>& passFds = {});
 
@@ -78,7 +85,8 @@ class ControlServer {
 
 // Sends one request and returns the reply body. A daemon that is not there (no socket file,
 // nobody listening) is an error with errnum ENOENT or ECONNREFUSED; a daemon's "error ..." is
-// an error with its message.
+// an error with its message; no answer in time, a connection closed or reset without one each
+// say so.
 Reply controlRequest(const std::string& socketPath, const std::string& request,
                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
 

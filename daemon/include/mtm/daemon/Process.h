@@ -16,6 +16,8 @@ namespace mtm::daemon {
 
 struct ProcessIdentity {
   int pid = 0;
+  int tgid = 0;               // the thread group (process) this id belongs to
+  bool kernelThread = false;  // no user memory at all
   std::string comm;
   uid_t realUid = 0, effectiveUid = 0, savedUid = 0;
   // Whether `uid` may steer this process's memory: root, or the owner of all three ids (the
@@ -25,6 +27,11 @@ struct ProcessIdentity {
 
 // Errors: "pid 42 does not exist" (ESRCH) or the /proc read failure.
 Result<ProcessIdentity> readProcessIdentity(const KernelFs& fs, int pid);
+
+// Whether mtm can manage this id: a process (thread group leader) with user memory. Kernel
+// threads and the ids of a process's other threads (which /proc also answers for) are
+// refused with what to do instead (EINVAL).
+Status checkManageable(const ProcessIdentity& id);
 
 // The processes the config's targets section matches now, each with why: "config pid",
 // "cgroup PATH", "command NAME". Unreadable cgroups are logged (rate-limited) and skipped.

@@ -5,7 +5,7 @@
 #include <sys/types.h>
 
 #include <csignal>
-#include <initializer_list>
+#include <vector>
 
 #include "mtm/Result.h"
 
@@ -13,7 +13,7 @@ namespace mtm::daemon {
 
 class SignalFd {
  public:
-  static Result<SignalFd> open(std::initializer_list<int> signals);
+  static Result<SignalFd> open(const std::vector<int>& signals);
   SignalFd(SignalFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   SignalFd(const SignalFd&) = delete;
   SignalFd& operator=(const SignalFd&) = delete;
