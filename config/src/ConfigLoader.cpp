@@ -1,14 +1,20 @@
 #include "mtm/config/ConfigLoader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include <yaml-cpp/depthguard.h>
+
 #include "Schema.h"
 #include "mtm/Parse.h"
+#include "mtm/UniqueFd.h"
 
 namespace mtm::embedded {
 extern const std::string_view kDefaultConfig;
@@ -34,7 +40,7 @@ const Section<TierSpec>& tierSpecSection() {
         .field("low_watermark", &TierSpec::lowWatermark, Optional<Fraction, double>{{}, {{}, 0, 1}})
         .field("high_watermark", &TierSpec::highWatermark, Optional<Fraction, double>{{}, {{}, 0, 1}})
         .check([](const YAML::Node& n, const std::string& path, TierSpec& spec, Context& ctx) {
-          spec.origin = ctx.origin(n);
+          spec.origin.text = ctx.origin(n);
           if (!n["nodes"]) ctx.fail(n, path + ".nodes", "missing: every tier needs its nodes");
           if (spec.lowWatermark && spec.highWatermark)
             checkWatermarks(n, path, *spec.lowWatermark, *spec.highWatermark, ctx);
@@ -54,6 +60,7 @@ const Section<TiersConfig>& tiersSection() {
         .field("high_watermark", &TiersConfig::highWatermark, Fraction{{}, 0, 1})
         .field("list", &TiersConfig::list, ListOf<TierSpec>{{}, &tierSpecSection()})
         .check([](const YAML::Node& n, const std::string& path, TiersConfig& tiers, Context& ctx) {
+          if (n["discovery"]) tiers.discoveryOrigin.text = ctx.origin(n["discovery"]);
           checkWatermarks(n, path, tiers.lowWatermark, tiers.highWatermark, ctx);
           std::map<int, std::string> owner;
           std::set<std::string> names;
@@ -101,6 +108,8 @@ const Section<ProfilerConfig>& profilerSection() {
             ctx.fail(n["abit_window_ms"] ? n["abit_window_ms"] : n, path + ".abit_window_ms",
                      "expected less than interval_ms (" + std::to_string(cfg.intervalMs) + "), got " +
                          std::to_string(cfg.abitWindowMs) + "; 0 reads the bits a whole interval after clearing them");
+          if (cfg.sources.empty())
+            ctx.fail(n["sources"], path + ".sources", "expected at least one source (the default: hw_sample, ebpf_abit, page_fault)");
           std::set<std::string> seen;
           for (const auto& src : cfg.sources)
             if (!seen.insert(src).second)
@@ -169,7 +178,13 @@ const Section<DaemonConfig>& daemonSection() {
         .field("lock_file", &DaemonConfig::lockFile, Text{{}, true})
         .field("log_level", &DaemonConfig::logLevel,
                Choice{{}, {"trace", "debug", "info", "warn", "error", "off"}})
-        .field("cxl_pool", &DaemonConfig::cxlPool, Text{{}, true, true});  // paths, comma-separated
+        .field("cxl_pool", &DaemonConfig::cxlPool, Text{{}, true, true})  // paths, comma-separated
+        .check([](const YAML::Node& n, const std::string& path, DaemonConfig& cfg, Context& ctx) {
+          if (cfg.socket.size() > kMaxSocketPath)
+            ctx.fail(n["socket"], path + ".socket",
+                     "expected a path of at most " + std::to_string(kMaxSocketPath) + " bytes (a Unix socket's limit), got " +
+                         std::to_string(cfg.socket.size()));
+        });
     return d;
   }();
   return s;
@@ -200,7 +215,16 @@ std::string joinLines(const std::vector<std::string>& lines) {
 Result<Config> parseConfig(std::string_view yaml, const std::string& sourceName) {
   YAML::Node root;
   try {
-    root = YAML::Load(std::string(yaml));
+    auto documents = YAML::LoadAll(std::string(yaml));
+    if (documents.size() > 1) {
+      const int line = documents[1].Mark().line;
+      return Error(sourceName + (line >= 0 ? ":" + std::to_string(line + 1) : "") +
+                   ": a second YAML document: a config is one document (remove the \"---\" and what follows, or merge them)");
+    }
+    if (!documents.empty()) root = documents.front();
+  } catch (const YAML::DeepRecursion& e) {
+    return Error(sourceName + ":" + std::to_string(e.mark.line + 1) + ": nested " + std::to_string(e.depth()) +
+                 " levels deep: a config is a few levels of mappings and lists");
   } catch (const YAML::ParserException& e) {
     return Error(sourceName + ":" + std::to_string(e.mark.line + 1) + ": syntax error: " + e.msg);
   }
@@ -217,12 +241,25 @@ Result<Config> parseConfig(std::string_view yaml, const std::string& sourceName)
 }
 
 Result<Config> loadConfigFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error::fromErrno(path + ": cannot read config", errno);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Error::fromErrno(path + ": cannot read config", errno);
-  return parseConfig(text.str(), path);
+  // O_NONBLOCK: a FIFO opens at once (and is refused below) instead of waiting for a writer.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (!fd) return Error::fromErrno(path + ": cannot read config", errno);
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0) return Error::fromErrno(path + ": cannot read config", errno);
+  if (S_ISDIR(st.st_mode)) return Error(path + ": is a directory, not a config file");
+  if (!S_ISREG(st.st_mode)) return Error(path + ": not a regular file (a device, FIFO or socket); a config is a YAML file");
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error::fromErrno(path + ": cannot read config", errno);
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxConfigBytes)
+      return Error(path + ": larger than " + formatBytes(kMaxConfigBytes) + ": not an mtm config (they are a few KiB)");
+  }
+  return parseConfig(text, path);
 }
 
 Result<Config> loadConfigOrDefault(const std::string& path) {

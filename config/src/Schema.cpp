@@ -36,7 +36,10 @@ std::string describe(const YAML::Node& n) {
   if (n.IsNull()) return "nothing";
   if (n.IsMap()) return "a mapping";
   if (n.IsSequence()) return "a list";
-  return "\"" + n.Scalar() + "\"";
+  constexpr size_t kShown = 60;  // a message names the value; it does not repeat a megabyte of it
+  const std::string& v = n.Scalar();
+  if (v.size() > kShown) return "\"" + v.substr(0, kShown) + "...\" (" + std::to_string(v.size()) + " characters)";
+  return "\"" + v + "\"";
 }
 
 bool readUnsigned(const YAML::Node& n, const std::string& path, uint64_t min, uint64_t max,

@@ -4,6 +4,7 @@
 // Errors read "file:line: key.path: expected ..., got ...".
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,9 +63,14 @@ class Section {
       return false;
     }
     size_t before = ctx.errors.size();
+    std::map<std::string, int> lineOf;  // yaml-cpp keeps every pair of a key given twice
     for (const auto& kv : node) {
       const std::string key = kv.first.Scalar();
       const std::string sub = path.empty() ? key : path + "." + key;
+      if (auto [it, fresh] = lineOf.emplace(key, kv.first.Mark().line + 1); !fresh) {
+        ctx.fail(kv.first, sub, "given twice (first at line " + std::to_string(it->second) + "): keep one");
+        continue;
+      }
       const Field* f = find(key);
       if (f == nullptr) {
         ctx.fail(kv.first, sub, "unknown key, expected one of " + keyList());

@@ -167,14 +167,14 @@ Result<TierMap> fromConfigList(const Topology& topo, const TiersConfig& config) 
     for (int n : spec.nodes) {
       const auto* node = topo.node(n);
       if (node == nullptr || !node->hasMemory)
-        return Error(spec.origin + ": tiers.list: node " + std::to_string(n) +
+        return Error(spec.origin.text + ": tiers.list: node " + std::to_string(n) +
                      (node ? " has no memory" : " is not on this machine") + " (memory nodes: " +
                      formatNodeList(memoryNodes) + ")");
       listed.push_back(n);
     }
     Tier t = describeTier(topo, spec.nodes, config);
     if (spec.capacityBytes > t.totalBytes)
-      return Error(spec.origin + ": tiers.list: capacity " + formatBytes(spec.capacityBytes) +
+      return Error(spec.origin.text + ": tiers.list: capacity " + formatBytes(spec.capacityBytes) +
                    " is above the " + formatBytes(t.totalBytes) + " that nodes " +
                    formatNodeList(spec.nodes) + " have");
     if (spec.capacityBytes != 0) t.capacityBytes = spec.capacityBytes;
@@ -182,12 +182,12 @@ Result<TierMap> fromConfigList(const Topology& topo, const TiersConfig& config) 
     t.lowWatermark = spec.lowWatermark.value_or(config.lowWatermark);
     t.highWatermark = spec.highWatermark.value_or(config.highWatermark);
     if (t.lowWatermark > t.highWatermark)
-      return Error(spec.origin + ": tiers.list: low_watermark is above high_watermark");
+      return Error(spec.origin.text + ": tiers.list: low_watermark is above high_watermark");
     map.tiers.push_back(t);
   }
   for (int n : memoryNodes)
     if (std::find(listed.begin(), listed.end(), n) == listed.end()) map.unmanagedNodes.push_back(n);
-  map.notes.push_back("tiers from tiers.list (" + config.list.front().origin + ")");
+  map.notes.push_back("tiers from tiers.list (" + config.list.front().origin.text + ")");
   if (!map.unmanagedNodes.empty())
     map.notes.push_back("nodes " + formatNodeList(map.unmanagedNodes) + " are in no tier: mtm leaves their pages alone");
   return map;
@@ -235,7 +235,7 @@ Result<TierMap> buildTierMap(const Topology& topo, const TiersConfig& config) {
       auto g = c.group(topo, why);
       if (!g) {
         if (config.discovery == c.mode)
-          return Error(std::string("tiers.discovery is ") + tierSourceName(c.source) + " but " + why);
+          return Error(config.discoveryOrigin.text + ": tiers.discovery is " + tierSourceName(c.source) + " but " + why);
         map.notes.push_back(std::string("not using ") + tierSourceName(c.source) + ": " + why);
         continue;
       }

@@ -115,7 +115,7 @@ TEST_CASE("without kernel tiers HMAT ranks, without HMAT distances do", "[tiers]
 
   auto forced = buildTierMap(*noKernel, tiersFrom("tiers: {discovery: kernel}"));
   REQUIRE_FALSE(forced.ok());
-  CHECK(forced.error().message() == "tiers.discovery is kernel but the kernel reports no memory tiers");
+  CHECK(forced.error().message() == "t.yaml:1: tiers.discovery is kernel but the kernel reports no memory tiers");
 
   for (int n = 0; n < 4; ++n)
     std::filesystem::remove_all(dir.path() + "/sys/devices/system/node/node" + std::to_string(n) + "/access0");

@@ -12,13 +12,20 @@ namespace mtm::config {
 enum class Discovery { Auto, Kernel, Hmat, Distance };
 
 // One explicit tier of tiers.list (fastest first).
+// Where a value was written ("file:line"), for errors found after loading. Not part of the
+// value: two configs that say the same are equal wherever they say it (a reload compares them).
+struct Origin {
+  std::string text;
+  bool operator==(const Origin&) const { return true; }
+};
+
 struct TierSpec {
   std::string name;
   std::vector<int> nodes;
   uint64_t capacityBytes = 0;            // 0: all of the tier's memory
   std::optional<double> lowWatermark;    // unset: tiers.low_watermark
   std::optional<double> highWatermark;   // unset: tiers.high_watermark
-  std::string origin;                    // "file:line" of the entry, for errors found later
+  Origin origin;                         // of the entry
   bool operator==(const TierSpec&) const = default;
 };
 
@@ -27,6 +34,7 @@ struct TiersConfig {
   double lowWatermark = 0.02;            // promotion into a tier stops below this free fraction
   double highWatermark = 0.05;           // demotion makes room until this fraction is free
   std::vector<TierSpec> list;            // empty: use what discovery found
+  Origin discoveryOrigin;                // of tiers.discovery (empty: not given)
   bool operator==(const TiersConfig&) const = default;
 };
 
@@ -76,6 +84,9 @@ struct TargetsConfig {
   std::vector<std::string> commands;     // process names (comm), exact match
   bool operator==(const TargetsConfig&) const = default;
 };
+
+// A Unix socket's path: sockaddr_un's sun_path less its terminating NUL.
+inline constexpr size_t kMaxSocketPath = 107;
 
 struct DaemonConfig {
   std::string socket = "/run/mtm/mtmd.sock";

@@ -12,8 +12,13 @@
 
 namespace mtm::config {
 
-// `sourceName` is what error lines start with (a file name).
+// The largest config file read (a real one is a few KiB: /dev/zero is refused, not read).
+inline constexpr size_t kMaxConfigBytes = 1 << 20;
+
+// `sourceName` is what error lines start with (a file name). One YAML document; a key given
+// twice at any level is an error naming both lines.
 Result<Config> parseConfig(std::string_view yaml, const std::string& sourceName);
+// A regular file only (a directory, FIFO or device is refused), at most kMaxConfigBytes.
 Result<Config> loadConfigFile(const std::string& path);
 // The file at `path`, or the embedded default when `path` is empty.
 Result<Config> loadConfigOrDefault(const std::string& path);
