@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "mtm/Json.h"
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
 #include "mtm/daemon/Process.h"
@@ -33,7 +34,8 @@ Reply handleRequest(Manager& manager, const std::string& request, const Peer& pe
   for (std::string w; in >> w;) words.push_back(w);
   if (words.empty()) return Error(std::string("empty request (") + kUsage + ")");
   const std::string& verb = words[0];
-  MTM_DEBUG("request uid={} pid={} \"{}\"", peer.uid, peer.pid, request.substr(0, 200));
+  // Escaped: a request is anyone's bytes, and the log is read on terminals.
+  MTM_DEBUG("request uid={} pid={} {}", peer.uid, peer.pid, jsonEscape(request.substr(0, 200)));
 
   if (verb == "ping" && words.size() == 1) return std::string("pong\n");
   if (verb == "status") {
@@ -63,7 +65,7 @@ Reply handleRequest(Manager& manager, const std::string& request, const Peer& pe
     manager.detach(*pid);
     return "detached pid " + std::to_string(*pid) + "\n";
   }
-  return Error("unknown request \"" + request.substr(0, 64) + "\" (" + kUsage + ")");
+  return Error("unknown request " + jsonEscape(request.substr(0, 64)) + " (" + kUsage + ")");
 }
 
 }  // namespace mtm::daemon

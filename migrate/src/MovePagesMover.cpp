@@ -2,6 +2,7 @@
 
 #include <numaif.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -36,7 +37,9 @@ constexpr int kNotReached = INT_MIN;
 std::string whatToDo(int err) {
   switch (err) {
     case EPERM:
-    case EACCES: return ": run as root or as the process's owner (moving another user's pages needs CAP_SYS_NICE)";
+    case EACCES:
+      return ::geteuid() == 0 ? ": refused although running as root (moving another user's pages needs CAP_SYS_NICE)"
+                              : ": run as root or as the process's owner (moving another user's pages needs CAP_SYS_NICE)";
     case ESRCH:
     case ENOENT: return ": the process has exited";
     case ENODEV:

@@ -8,6 +8,7 @@
 
 #include "mtm/Log.h"
 #include "mtm/migrate/PageList.h"
+#include "mtm/migrate/ProcMaps.h"
 
 namespace mtm::migrate {
 namespace {
@@ -53,7 +54,7 @@ Result<Placement> queryPlacement(const MoverDeps& deps, int pid, const std::vect
       for (size_t i = 0; i < count; ++i) addrs[i] = reinterpret_cast<void*>(list.entries[first + i].addr);
       long r = deps.sys.movePages(pid, count, addrs.data(), nullptr, status.data(), 0);
       if (r < 0)
-        return Error::fromErrno("pid " + std::to_string(pid) + ": move_pages query", static_cast<int>(-r));
+        return processFileError(pid, Error::fromErrno("move_pages query", static_cast<int>(-r)));
       for (size_t i = 0; i < count; ++i) {
         const PageEntry& e = list.entries[first + i];
         if (status[i] >= 0) {

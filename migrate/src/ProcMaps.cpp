@@ -1,5 +1,7 @@
 #include "mtm/migrate/ProcMaps.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 
@@ -82,9 +84,11 @@ Result<std::vector<Vma>> parseSmaps(std::string_view text) { return parse(text, 
 
 Error processFileError(int pid, const Error& readError) {
   const int err = readError.errnum();
-  const char* hint = err == ENOENT || err == ESRCH ? ": no such process"
-                     : err == EACCES || err == EPERM ? ": run as root or as the process's owner"
-                                                     : "";
+  // Root refused too lacks CAP_SYS_PTRACE (a narrowed bounding set, a container) or meets a
+  // Yama or LSM rule: telling it to run as root would not help.
+  const char* denied = ::geteuid() == 0 ? ": refused although running as root (without CAP_SYS_PTRACE? a container, Yama's ptrace_scope or an LSM?)"
+                                        : ": run as root or as the process's owner";
+  const char* hint = err == ENOENT || err == ESRCH ? ": no such process" : err == EACCES || err == EPERM ? denied : "";
   return Error("pid " + std::to_string(pid) + ": " + readError.message() + hint, err);
 }
 

@@ -102,6 +102,22 @@ TEST_CASE("another user's process may not be touched", "[migrate][host]") {
   }
 }
 
+TEST_CASE("root refused for want of CAP_SYS_PTRACE is told so, not to run as root", "[migrate][host]") {
+  if (geteuid() != 0) {  // the other side of the rule: a user is told to run as root
+    auto r = run({bin("mtmctl"), "placement", "--pid", "1"});
+    CHECK(r.exitCode == 1);
+    CHECK(r.err.find("Permission denied: run as root or as the process's owner") != std::string::npos);
+    return;
+  }
+  TempDir dir;
+  ChildProcess sleeper({"/bin/sleep", "30"}, dir.path() + "/sleep.log", 65534);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto r = run({"/usr/bin/setpriv", "--bounding-set=-sys_ptrace", "--inh-caps=-sys_ptrace", bin("mtmctl"), "placement", "--pid",
+                std::to_string(sleeper.pid())});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find(": refused although running as root (without CAP_SYS_PTRACE?") != std::string::npos);
+}
+
 TEST_CASE("a process that exits mid-migration ends the move with a clear error, not a hang", "[migrate][host]") {
   Writer w("32M");
   TempDir dir;

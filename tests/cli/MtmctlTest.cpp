@@ -69,6 +69,23 @@ TEST_CASE("bad arguments print one line and exit 2", "[cli]") {
   }
 }
 
+TEST_CASE("a pid or count that is not one says what was expected, in a line a person can read", "[cli]") {
+  const std::string pid = "expected a process id (a whole number from 1 to 4194304), got ";
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"attach", "0"}, "mtmctl: PID: " + pid + "\"0\" (see mtmctl --help)\n"},
+           {{"detach", "abc"}, "mtmctl: PID: " + pid + "\"abc\" (see mtmctl --help)\n"},
+           {{"attach", "99999999999"}, "mtmctl: PID: " + pid + "\"99999999999\" (see mtmctl --help)\n"},
+           {{"migrate", "--pid", "-3", "--all", "--to", "0"}, "mtmctl: --pid: " + pid + "\"-3\" (see mtmctl --help)\n"},
+           {{"top", "--count", "-1"},
+            "mtmctl: --count: expected a count of refreshes (a whole number from 0 to 2147483647), got \"-1\" (see mtmctl --help)\n"}}) {
+    std::vector<std::string> argv{bin("mtmctl")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run(argv);
+    CHECK(r.exitCode == 2);
+    CHECK(r.err == message);
+  }
+}
+
 TEST_CASE("mtmctl -v and -vv log to stderr at info and debug -- -v wins over run -q", "[cli]") {
   auto quiet = run({bin("mtmctl"), "run", "--embedded", "--policy", "none", "-q", "--", "true"});
   auto info = run({bin("mtmctl"), "-v", "run", "--embedded", "--policy", "none", "-q", "--", "true"});

@@ -38,6 +38,11 @@ void addRunCommand(CLI::App& parent, const Global& global, Commands& out);
 
 // Accepts out.svg and out.png only (a usage error otherwise).
 CLI::Validator heatmapFileValidator();
+// A decimal number in [min, max], else "expected WHAT (a whole number from MIN to MAX), got ...".
+CLI::Validator wholeNumberValidator(uint64_t min, uint64_t max, const std::string& what);
+// The kernel's largest possible pid (PID_MAX_LIMIT on 64-bit).
+inline constexpr uint64_t kPidMaxLimit = 4194304;
+CLI::Validator pidValidator();
 // Draws a recording as out.svg or out.png; the line to print on success.
 Result<std::string> writeHeatmap(const std::string& recording, const std::string& output, int pid, size_t rows);
 

@@ -1,5 +1,6 @@
 #include "ctl/Commands.h"
 
+#include "mtm/Parse.h"
 #include "mtm/config/ConfigLoader.h"
 #include "mtm/daemon/Cli.h"
 
@@ -17,5 +18,18 @@ Result<Machine> effectiveMachine(const Global& global, config::Config& cfg) {
 }
 
 int fail(const std::string& message) { return daemon::fail("mtmctl", message); }
+
+CLI::Validator wholeNumberValidator(uint64_t min, uint64_t max, const std::string& what) {
+  return CLI::Validator(
+      [=](std::string& s) {
+        auto v = parseUnsigned(s);
+        if (v && *v >= min && *v <= max) return std::string();
+        return "expected " + what + " (a whole number from " + std::to_string(min) + " to " + std::to_string(max) + "), got \"" +
+               s.substr(0, 40) + "\"";
+      },
+      std::to_string(min) + "-" + std::to_string(max));
+}
+
+CLI::Validator pidValidator() { return wholeNumberValidator(1, kPidMaxLimit, "a process id"); }
 
 }  // namespace mtm::daemon::ctl

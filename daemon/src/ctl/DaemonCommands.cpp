@@ -70,12 +70,12 @@ void addDaemonCommands(CLI::App& parent, const Global& global, Commands& out) {
     cmd->add_option("--socket", o->socket, "mtmd's control socket (default: daemon.socket of the config)");
   };
   auto* attach = parent.add_subcommand("attach", "Ask mtmd to manage a running process (yours, or any as root)");
-  attach->add_option("PID", o->pid, "Process id")->required()->check(CLI::PositiveNumber);
+  attach->add_option("PID", o->pid, "Process id")->required()->check(pidValidator());
   socketOption(attach);
   out.push_back({attach, [&global, o] { return print(ask(global, *o, "attach " + std::to_string(o->pid))); }});
 
   auto* detach = parent.add_subcommand("detach", "Ask mtmd to stop managing a process (its pages stay where they are)");
-  detach->add_option("PID", o->pid, "Process id")->required()->check(CLI::PositiveNumber);
+  detach->add_option("PID", o->pid, "Process id")->required()->check(pidValidator());
   socketOption(detach);
   out.push_back({detach, [&global, o] { return print(ask(global, *o, "detach " + std::to_string(o->pid))); }});
 
@@ -86,7 +86,8 @@ void addDaemonCommands(CLI::App& parent, const Global& global, Commands& out) {
 
   auto* top = parent.add_subcommand("top", "A live view of mtmd's status, refreshed until Ctrl-C");
   top->add_option("-n,--refresh", o->refresh, "Seconds between refreshes (default 1)")->check(CLI::Range(0.1, 3600.0));
-  top->add_option("--count", o->count, "Exit after this many refreshes (default: never)")->check(CLI::NonNegativeNumber);
+  top->add_option("--count", o->count, "Exit after this many refreshes (default: never)")
+      ->check(wholeNumberValidator(0, INT32_MAX, "a count of refreshes"));
   socketOption(top);
   out.push_back({top, [&global, o] { return runTop(global, *o); }});
 }

@@ -150,7 +150,7 @@ void addMigrateCommand(CLI::App& parent, const Global& global, Commands& out) {
       "Huge pages move whole; with --split-thp a THP the ranges cover only partly is split first.\n"
       "Exit status: 0 when the request ran (per-page outcomes are in the summary), 1 when it\n"
       "could not (no such process, permission denied, nothing mapped), 2 for bad arguments.");
-  cmd->add_option("-p,--pid", o->pid, "Process id")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("-p,--pid", o->pid, "Process id")->required()->check(pidValidator());
   auto* range = cmd->add_option("-r,--range", o->ranges, "Address range START-END (hex); repeatable")
                     ->check(addressRangeValidator());
   auto* all = cmd->add_flag("-a,--all", o->all, "Every mapping of the process");

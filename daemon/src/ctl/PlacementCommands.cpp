@@ -16,7 +16,7 @@ void addPlacementCommands(CLI::App& parent, const Global& global, Commands& out)
   };
   auto place = std::make_shared<Options>();
   auto* cmd = parent.add_subcommand("placement", "Show where a process's pages are: per node and tier, per VMA");
-  cmd->add_option("-p,--pid", place->pid, "Process id")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("-p,--pid", place->pid, "Process id")->required()->check(pidValidator());
   cmd->add_option("-r,--range", place->ranges, "Only this address range (START-END, hex); repeatable")
       ->check(addressRangeValidator());
   cmd->add_option("-f,--format", place->format, "text|json|csv")->check(CLI::IsMember({"text", "json", "csv"}));
@@ -40,7 +40,7 @@ void addPlacementCommands(CLI::App& parent, const Global& global, Commands& out)
   auto coll = std::make_shared<CollapseOptions>();
   auto* collapse = parent.add_subcommand(
       "collapse", "Re-form THPs in address ranges (process_madvise MADV_COLLAPSE, Linux 6.1+)");
-  collapse->add_option("-p,--pid", coll->pid, "Process id")->required()->check(CLI::PositiveNumber);
+  collapse->add_option("-p,--pid", coll->pid, "Process id")->required()->check(pidValidator());
   collapse->add_option("-r,--range", coll->ranges, "Address range START-END (hex); repeatable")
       ->required()
       ->check(addressRangeValidator());

@@ -113,7 +113,7 @@ int runProfile(const Global& global, const ProfileOptions& o) {
 void addProfileCommands(CLI::App& parent, const Global& global, Commands& out) {
   auto o = std::make_shared<ProfileOptions>();
   auto* cmd = parent.add_subcommand("profile", "Profile processes' page accesses for a while (an embedded profiler)");
-  cmd->add_option("-p,--pid", o->pids, "Process id; repeatable")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("-p,--pid", o->pids, "Process id; repeatable")->required()->check(pidValidator());
   cmd->add_option("-d,--duration", o->duration, "Seconds to profile (default 10)")->check(CLI::Range(0.01, 86400.0));
   cmd->add_option("--interval-ms", o->intervalMs, "Interval (default: profiler.interval_ms)")->check(CLI::Range(10, 3600000));
   cmd->add_option("--budget", o->budget, "CPU budget, a fraction of one core: 1% or 0.01 (default: profiler.budget)");

@@ -29,8 +29,9 @@ Result<std::vector<Vma>> parseMaps(std::string_view text);
 // The same, plus each VMA's KernelPageSize, AnonHugePages and Rss.
 Result<std::vector<Vma>> parseSmaps(std::string_view text);
 
-// A failed read of a process's /proc file, said for people: "pid 42: read /proc/42/smaps: No
-// such file or directory: no such process" (or ": run as root or as the process's owner").
+// A failed read of a process's /proc file (or move_pages query), said for people: "pid 42:
+// read /proc/42/smaps: No such file or directory: no such process"; refused, a user is told to
+// run as root or as the owner, root what else it may lack (CAP_SYS_PTRACE, Yama, an LSM).
 Error processFileError(int pid, const Error& readError);
 
 // /proc/PID/smaps, read and parsed; errors as processFileError says them.
