@@ -74,39 +74,28 @@ Result<ControlServer> ControlServer::open(const std::string& path, Handler handl
     if (ec) return Error("cannot create " + dir.string() + ": " + ec.message() + " (set daemon.socket to a writable place)");
     ::chmod(dir.c_str(), 0755);
   }
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return Error::fromErrno("socket(AF_UNIX)", errno);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd) return Error::fromErrno("socket(AF_UNIX)", errno);
   ::unlink(path.c_str());
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0) {
-    int err = errno;
-    ::close(fd);
-    return Error::fromErrno("bind " + path, err);
-  }
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0) return Error::fromErrno("bind " + path, errno);
   ::chmod(path.c_str(), 0666);  // anyone may ask; SO_PEERCRED decides what they may do
-  if (::listen(fd, SOMAXCONN) != 0) {  // a flood of connections must not leave root's waiting outside
-    int err = errno;
-    ::close(fd);
-    return Error::fromErrno("listen " + path, err);
-  }
-  return ControlServer(fd, path, std::move(handler));
+  // SOMAXCONN: a flood of connections must not leave root's waiting outside.
+  if (::listen(fd.get(), SOMAXCONN) != 0) return Error::fromErrno("listen " + path, errno);
+  return ControlServer(std::move(fd), path, std::move(handler));
 }
 
 ControlServer::ControlServer(ControlServer&& other) noexcept
-    : fd_(other.fd_), path_(std::move(other.path_)), handler_(std::move(other.handler_)), clients_(std::move(other.clients_)) {
-  other.fd_ = -1;
+    : fd_(std::move(other.fd_)), path_(std::move(other.path_)), handler_(std::move(other.handler_)), clients_(std::move(other.clients_)) {
   other.clients_.clear();
 }
 
 ControlServer::~ControlServer() {
   for (auto& [fd, c] : clients_) ::close(fd);
-  if (fd_ >= 0) {
-    ::close(fd_);
-    ::unlink(path_.c_str());
-  }
+  if (fd_) ::unlink(path_.c_str());
 }
 
 std::vector<pollfd> ControlServer::pollFds() const {
-  std::vector<pollfd> fds{{fd_, POLLIN, 0}};
+  std::vector<pollfd> fds{{fd_.get(), POLLIN, 0}};
   for (const auto& [fd, c] : clients_) fds.push_back({fd, POLLIN, 0});
   return fds;
 }
@@ -114,14 +103,14 @@ std::vector<pollfd> ControlServer::pollFds() const {
 void ControlServer::onReady(const std::vector<pollfd>& ready) {
   for (const auto& p : ready) {
     if (p.revents == 0) continue;
-    if (p.fd == fd_) accept();
+    if (p.fd == fd_.get()) accept();
     else if (clients_.count(p.fd)) read(p.fd);
   }
 }
 
 void ControlServer::accept() {
   for (;;) {
-    int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int c = ::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) {
       if (errno != EAGAIN && errno != EINTR) MTM_WARN("control socket accept: {}", std::strerror(errno));
       return;
@@ -205,13 +194,11 @@ void ControlServer::expireClients() {
 Reply controlRequest(const std::string& socketPath, const std::string& request, std::chrono::milliseconds timeout) {
   auto addr = socketAddress(socketPath);
   if (!addr) return std::move(addr).takeError();
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Error::fromErrno("socket(AF_UNIX)", errno);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0) {
-    int err = errno;
-    ::close(fd);
-    return Error::fromErrno("cannot reach mtmd at " + socketPath, err);
-  }
+  UniqueFd connection(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const int fd = connection.get();
+  if (!connection) return Error::fromErrno("socket(AF_UNIX)", errno);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0)
+    return Error::fromErrno("cannot reach mtmd at " + socketPath, errno);
   setTimeout(fd, SO_RCVTIMEO, timeout);
   setTimeout(fd, SO_SNDTIMEO, timeout);
   std::string reply;
@@ -229,7 +216,7 @@ Reply controlRequest(const std::string& socketPath, const std::string& request, 
   } else {
     err = errno;
   }
-  ::close(fd);
+  connection.reset();
   if (reply.rfind("ok\n", 0) == 0) return reply.substr(3);
   if (reply.rfind("error ", 0) == 0) {
     while (!reply.empty() && reply.back() == '\n') reply.pop_back();

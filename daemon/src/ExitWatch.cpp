@@ -6,10 +6,6 @@
 
 namespace mtm::daemon {
 
-ExitWatch::~ExitWatch() {
-  for (const auto& [pid, fd] : fds_) ::close(fd);
-}
-
 namespace {
 
 size_t maxWatched() {
@@ -24,23 +20,18 @@ bool ExitWatch::watch(pid_t pid) {
   if (fds_.count(pid)) return true;
   if (fds_.size() >= maxWatched()) return false;
   // glibc 2.36 declares pidfd_open in <sys/pidfd.h>; the syscall keeps older headers working.
-  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (fd < 0) return false;
-  fds_.emplace(pid, fd);
+  UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (!fd) return false;
+  fds_.emplace(pid, std::move(fd));
   return true;
 }
 
-void ExitWatch::forget(pid_t pid) {
-  auto it = fds_.find(pid);
-  if (it == fds_.end()) return;
-  ::close(it->second);
-  fds_.erase(it);
-}
+void ExitWatch::forget(pid_t pid) { fds_.erase(pid); }
 
 std::vector<pollfd> ExitWatch::pollFds() const {
   std::vector<pollfd> fds;
   fds.reserve(fds_.size());
-  for (const auto& [pid, fd] : fds_) fds.push_back({fd, POLLIN, 0});
+  for (const auto& [pid, fd] : fds_) fds.push_back({fd.get(), POLLIN, 0});
   return fds;
 }
 
@@ -49,7 +40,7 @@ std::vector<pid_t> ExitWatch::exited(const std::vector<pollfd>& ready) {
   for (const auto& p : ready) {
     if (p.revents == 0) continue;
     for (const auto& [pid, fd] : fds_)
-      if (fd == p.fd) {
+      if (fd.get() == p.fd) {
         gone.push_back(pid);
         break;
       }

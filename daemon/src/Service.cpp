@@ -17,14 +17,14 @@ Result<InstanceLock> InstanceLock::acquire(const std::string& path) {
   const auto dir = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
+  UniqueFd lock(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  const int fd = lock.get();
+  if (!lock)
     return Error::fromErrno("cannot open the lock file " + path + " (set daemon.lock_file to a writable place)", errno);
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     char buf[32] = {};
     ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
-    ::close(fd);
     if (err == EWOULDBLOCK) {
       std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
       while (!pid.empty() && pid.back() == '\n') pid.pop_back();
@@ -34,15 +34,9 @@ Result<InstanceLock> InstanceLock::acquire(const std::string& path) {
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    int err = errno;
-    ::close(fd);
-    return Error::fromErrno("writing " + path, err);
+    return Error::fromErrno("writing " + path, errno);
   }
-  return InstanceLock(fd);
-}
-
-InstanceLock::~InstanceLock() {
-  if (fd_ >= 0) ::close(fd_);
+  return InstanceLock(std::move(lock));
 }
 
 bool notifySystemd(const std::string& state) {

@@ -19,18 +19,14 @@ Result<SignalFd> SignalFd::open(const std::vector<int>& signals) {
   return SignalFd(fd);
 }
 
-SignalFd::~SignalFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 Result<int> SignalFd::wait(int timeoutMs, pid_t* sender) {
-  pollfd p{fd_, POLLIN, 0};
+  pollfd p{fd_.get(), POLLIN, 0};
   int n = ::poll(&p, 1, timeoutMs);
   if (n < 0 && errno == EINTR) return 0;
   if (n < 0) return Error::fromErrno("poll signalfd", errno);
   if (n == 0) return 0;
   signalfd_siginfo info;
-  ssize_t r = ::read(fd_, &info, sizeof info);
+  ssize_t r = ::read(fd_.get(), &info, sizeof info);
   if (r < 0 && errno == EAGAIN) return 0;
   if (r != static_cast<ssize_t>(sizeof info)) return Error::fromErrno("read signalfd", errno);
   if (sender) *sender = static_cast<pid_t>(info.ssi_pid);

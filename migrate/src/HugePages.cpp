@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "mtm/Log.h"
+#include "mtm/UniqueFd.h"
 #include "mtm/migrate/Request.h"
 
 namespace mtm::migrate {
@@ -29,20 +30,6 @@ constexpr uint64_t kKpfCompoundHead = 1ull << 15;
 constexpr uint64_t kKpfThp = 1ull << 22;
 constexpr uint64_t kPmPresent = 1ull << 63;
 constexpr uint64_t kPmPfnMask = (1ull << 55) - 1;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -77,7 +64,7 @@ Result<std::vector<HugeExtent>> KernelHugePageFinder::find(int pid, const std::v
   if (thpSpans.empty()) return out;
 
   const std::string path = procRoot_ + "/" + std::to_string(pid) + "/pagemap";
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return Error::fromErrno("open " + path, errno);
   for (const auto& [s, e] : thpSpans) {
     Result<std::vector<HugeExtent>> found = std::vector<HugeExtent>{};
@@ -134,7 +121,7 @@ Result<std::vector<HugeExtent>> KernelHugePageFinder::scan(int fd, uint64_t star
 
 Result<std::vector<HugeExtent>> KernelHugePageFinder::kpageflags(int fd, uint64_t start, uint64_t end) {
   const std::string flagsPath = procRoot_ + "/kpageflags";
-  Fd flags(::open(flagsPath.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd flags(::open(flagsPath.c_str(), O_RDONLY | O_CLOEXEC));
   if (flags.get() < 0) return Error::fromErrno("open " + flagsPath, errno);
   std::vector<HugeExtent> out;
   // One pagemap entry per 2 MiB step suffices: a PMD-mapped THP's first page is its head.

@@ -18,6 +18,7 @@
 
 #include "mtm/Log.h"
 #include "mtm/Registry.h"
+#include "mtm/UniqueFd.h"
 #include "mtm/profiler/AbitScanner.h"
 #include "mtm/profiler/AccessedBitClear.h"
 #include "mtm/profiler/PfnNodeMap.h"
@@ -44,12 +45,12 @@ class AbitSource final : public Source {
   Status attach(int pid) override {
     auto scanner = AbitScanner::open(pid);
     if (!scanner) return std::move(scanner).takeError();
-    int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    if (pidfd < 0) return Error::fromErrno("pid " + std::to_string(pid) + ": pidfd_open", errno);
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (!pidfd) return Error::fromErrno("pid " + std::to_string(pid) + ": pidfd_open", errno);
     if (nodes_.empty()) nodes_ = PfnNodeMap::read(KernelFs("/"));
     Target t;
     t.scanner = std::move(*scanner);
-    t.pidfd = pidfd;
+    t.pidfd = std::move(pidfd);
     t.rng.seed(static_cast<uint64_t>(pid) * 0x9E3779B97F4A7C15ull);
     targets_.emplace(pid, std::move(t));
     return {};
@@ -58,7 +59,6 @@ class AbitSource final : public Source {
   void detach(int pid) override {
     auto it = targets_.find(pid);
     if (it == targets_.end()) return;
-    ::close(it->second.pidfd);
     targets_.erase(it);
   }
 
@@ -97,7 +97,7 @@ class AbitSource final : public Source {
  private:
   struct Target {
     std::unique_ptr<AbitScanner> scanner;
-    int pidfd = -1;
+    UniqueFd pidfd;  // closed with the target, and with the source when a reload replaces it
     std::vector<uint64_t> pending;  // cleared, not read yet
     bool primed = false;            // pending was cleared by prime(), for the next observe()
     uint64_t primedChecks = 0;
@@ -146,7 +146,7 @@ class AbitSource final : public Source {
     uint64_t span = 0;
     for (const auto& v : iov) span += v.iov_len;
     const uint64_t t2 = threadCpuNs();
-    auto cleared = clearAccessedBits(t.pidfd, iov);
+    auto cleared = clearAccessedBits(t.pidfd.get(), iov);
     if (!cleared) return std::move(cleared).takeError().context("pid " + std::to_string(pid));
     MTM_DEBUG("abit pid={} read={} read_us={} clear_iovecs={} clear_mib={:.1f} clear_us={}", pid, addrs.size(), (t1 - t0) / 1000,
               iov.size(), double(span) / double(1 << 20), (threadCpuNs() - t2) / 1000);

@@ -20,10 +20,10 @@ Result<std::unique_ptr<PerfEvent>> PerfEvent::open(perf_event_attr attr, int tid
   long fd = ::syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0) return Error::fromErrno("perf_event_open tid " + std::to_string(tid), errno);
   std::unique_ptr<PerfEvent> e(new PerfEvent());
-  e->fd_ = static_cast<int>(fd);
+  e->fd_.reset(static_cast<int>(fd));
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   e->mapBytes_ = page * (1 + ringPages);
-  e->map_ = ::mmap(nullptr, e->mapBytes_, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd_, 0);
+  e->map_ = ::mmap(nullptr, e->mapBytes_, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd_.get(), 0);
   if (e->map_ == MAP_FAILED) {
     e->map_ = nullptr;
     return Error::fromErrno("mmap perf ring", errno);
@@ -35,11 +35,10 @@ Result<std::unique_ptr<PerfEvent>> PerfEvent::open(perf_event_attr attr, int tid
 
 PerfEvent::~PerfEvent() {
   if (map_) ::munmap(map_, mapBytes_);
-  if (fd_ >= 0) ::close(fd_);
 }
 
 Status PerfEvent::setPeriod(uint64_t period) {
-  if (::ioctl(fd_, PERF_EVENT_IOC_PERIOD, &period) != 0) return Error::fromErrno("PERF_EVENT_IOC_PERIOD", errno);
+  if (::ioctl(fd_.get(), PERF_EVENT_IOC_PERIOD, &period) != 0) return Error::fromErrno("PERF_EVENT_IOC_PERIOD", errno);
   return {};
 }
 

@@ -146,6 +146,38 @@ TEST_CASE("mtmd's open descriptors do not grow with managed processes that come 
   }
 }
 
+TEST_CASE("mtmd's descriptors and memory stay level over 100 reloads that rebuild the profiler of 10 targets", "[daemon][host]") {
+  Daemon d;
+  const std::string proc = "/proc/" + std::to_string(d.process->pid());
+  auto openFds = [&] { return std::distance(std::filesystem::directory_iterator(proc + "/fd"), {}); };
+  auto rssKiB = [&] {
+    const std::string status = mtm::test::readFile(proc + "/status");
+    const auto at = status.find("VmRSS:");
+    return at == std::string::npos ? 0L : std::stol(status.substr(at + 6));
+  };
+  std::vector<std::unique_ptr<ChildProcess>> sleepers;
+  for (int i = 0; i < 10; ++i) {
+    sleepers.push_back(std::make_unique<ChildProcess>(std::vector<std::string>{"/bin/sleep", "300"}, d.dir.path() + "/sleep.log"));
+    REQUIRE(d.ctl({"attach", std::to_string(sleepers.back()->pid())}).exitCode == 0);
+  }
+  // A profiler budget that changes every time: each reload builds a new profiler (its sources,
+  // BPF programs and pidfds) for every target and drops the old one.
+  auto reload = [&](int n) {
+    ::unlink(d.config.c_str());
+    daemonConfig(d.dir, "profiler:\n  budget: " + std::string(n % 2 ? "1%" : "2%") + "\n");
+    d.process->signal(SIGHUP);
+    REQUIRE(d.process->waitForLog("reloaded config=", n, 30));
+  };
+  for (int n = 1; n <= 5; ++n) reload(n);  // allocators and caches settle
+  const auto fds = openFds();
+  const auto rss = rssKiB();
+  for (int n = 6; n <= 105; ++n) reload(n);
+  CHECK(d.process->log().find("dropped after reload") == std::string::npos);
+  CHECK(openFds() == fds);
+  CHECK(rssKiB() <= rss + 2048);  // a leak of one pidfd's worth per target and reload would show in the fds above
+  CHECK(d.ctl({"status"}).out.find(std::to_string(sleepers.front()->pid())) != std::string::npos);
+}
+
 TEST_CASE("the socket refuses another user's process and malformed requests -- mtmd keeps running", "[daemon][host]") {
   Daemon d;
   ChildProcess rootSleeper({"/bin/sleep", "30"}, d.dir.path() + "/sleep.log");

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "mtm/Result.h"
+#include "mtm/UniqueFd.h"
 
 namespace mtm::daemon {
 
@@ -70,14 +71,14 @@ class ControlServer {
     std::string buffer;
     std::chrono::steady_clock::time_point since;
   };
-  ControlServer(int fd, std::string path, Handler handler) : fd_(fd), path_(std::move(path)), handler_(std::move(handler)) {}
+  ControlServer(UniqueFd fd, std::string path, Handler handler) : fd_(std::move(fd)), path_(std::move(path)), handler_(std::move(handler)) {}
   void accept();
   // Why a new connection from `uid` is one too many (empty: it is not).
   std::string overShare(uid_t uid) const;
   void read(int fd);
   void finish(int fd, const Reply& reply, const std::vector<int>& passFds = {});
 
-  int fd_ = -1;
+  UniqueFd fd_;
   std::string path_;
   Handler handler_;
   std::map<int, Client> clients_;

@@ -10,15 +10,12 @@
 #include <map>
 #include <vector>
 
+#include "mtm/UniqueFd.h"
+
 namespace mtm::daemon {
 
 class ExitWatch {
  public:
-  ExitWatch() = default;
-  ExitWatch(const ExitWatch&) = delete;
-  ExitWatch& operator=(const ExitWatch&) = delete;
-  ~ExitWatch();
-
   // false when the pid cannot be watched (gone already, no pidfd_open, or a quarter of the
   // process's file-descriptor limit already spent on pidfds, which leaves the rest for clients,
   // perf events and BPF): the caller's periodic check still finds its exit.
@@ -32,7 +29,7 @@ class ExitWatch {
   std::vector<pid_t> exited(const std::vector<pollfd>& ready);
 
  private:
-  std::map<pid_t, int> fds_;
+  std::map<pid_t, UniqueFd> fds_;
 };
 
 }  // namespace mtm::daemon

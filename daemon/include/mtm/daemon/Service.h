@@ -6,6 +6,7 @@
 #include <string>
 
 #include "mtm/Result.h"
+#include "mtm/UniqueFd.h"
 
 namespace mtm::daemon {
 
@@ -15,14 +16,10 @@ class InstanceLock {
  public:
   // Error when another process holds it: "another mtmd (pid N) holds /run/mtm/mtmd.lock".
   static Result<InstanceLock> acquire(const std::string& path);
-  InstanceLock(InstanceLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  InstanceLock(const InstanceLock&) = delete;
-  InstanceLock& operator=(const InstanceLock&) = delete;
-  ~InstanceLock();
 
  private:
-  explicit InstanceLock(int fd) : fd_(fd) {}
-  int fd_;
+  explicit InstanceLock(UniqueFd fd) : fd_(std::move(fd)) {}
+  UniqueFd fd_;
 };
 
 // sd_notify(3) without libsystemd: a datagram to $NOTIFY_SOCKET. Does nothing (false) when

@@ -8,25 +8,21 @@
 #include <vector>
 
 #include "mtm/Result.h"
+#include "mtm/UniqueFd.h"
 
 namespace mtm::daemon {
 
 class SignalFd {
  public:
   static Result<SignalFd> open(const std::vector<int>& signals);
-  SignalFd(SignalFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  SignalFd(const SignalFd&) = delete;
-  SignalFd& operator=(const SignalFd&) = delete;
-  ~SignalFd();
-
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   // Waits up to timeoutMs (-1: forever) for a signal; 0 when none came. `sender` gets the pid
   // that sent it (0: the kernel, e.g. the terminal's Ctrl-C).
   Result<int> wait(int timeoutMs, pid_t* sender = nullptr);
 
  private:
   explicit SignalFd(int fd) : fd_(fd) {}
-  int fd_;
+  UniqueFd fd_;
 };
 
 }  // namespace mtm::daemon

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "mtm/KernelFs.h"
+#include "mtm/UniqueFd.h"
 #include "mtm/profiler/PerfRecords.h"
 #include "mtm/profiler/Regions.h"
 
@@ -27,7 +28,7 @@ class PerfEvent {
 
  private:
   PerfEvent() = default;
-  int fd_ = -1;
+  UniqueFd fd_;
   void* map_ = nullptr;
   size_t mapBytes_ = 0;
   std::unique_ptr<RingReader> reader_;
