@@ -1,3 +1,11 @@
+# The BPF programs are built for x86-64: their vmlinux.h is that architecture's, and abit.bpf.c
+# walks x86-64 page tables (its present, accessed and PSE bits, 4 or 5 levels).
+if(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  message(FATAL_ERROR "mtm builds for x86-64 only, not ${CMAKE_SYSTEM_PROCESSOR}: its accessed-bit walker "
+                      "(profiler/bpf/abit.bpf.c) reads x86-64 page-table entries and its vmlinux.h is x86-64's. "
+                      "Porting means both, and a -D__TARGET_ARCH_ for the new architecture.")
+endif()
+
 # mtm_bpf_skeleton(TARGET NAME): compiles bpf/NAME.bpf.c (next to the calling CMakeLists.txt)
 # with clang for the BPF target, generates NAME.skel.h with bpftool, and adds it to TARGET's
 # include path. Headers: the checked-in bpf/vmlinux.h and libbpf's <bpf/...>.

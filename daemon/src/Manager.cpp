@@ -4,7 +4,6 @@
 #include <cmath>
 #include <utility>
 
-#include "mtm/Json.h"
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
 #include "mtm/Registry.h"
@@ -189,15 +188,6 @@ void Manager::account(const migrate::MoveStats& stats, const std::vector<migrate
   for (const auto& e : stats.errors) MTM_WARN("{}: {}", kindName(kind), e);
 }
 
-std::string describeFailures(const std::map<int, uint64_t>& failedByErrno) {
-  std::vector<std::pair<uint64_t, int>> byCount;
-  for (const auto& [err, pages] : failedByErrno) byCount.emplace_back(pages, err);
-  std::sort(byCount.rbegin(), byCount.rend());
-  std::string out;
-  for (const auto& [pages, err] : byCount) out += (out.empty() ? "" : ", ") + migrate::errnoName(err) + " " + std::to_string(pages);
-  return out;
-}
-
 IntervalReport Manager::runInterval() {
   lastReport_ = runIntervalSteps();
   return lastReport_;
@@ -299,74 +289,6 @@ void Manager::collapse(const std::vector<policy::CollapseRequest>& requests, Int
     rep.thpCollapsed += *formed;
     MTM_INFO("thp collapse pid={} ranges={} formed={}", c.pid, c.ranges.size(), *formed);
   }
-}
-
-std::vector<uint64_t> Manager::tierTotals(uid_t viewer) const {
-  std::vector<uint64_t> perTier(machine_.tiers.tiers.size(), 0);
-  for (const auto& [pid, t] : targets_)
-    if (viewer == 0 || t.uid == viewer)
-      for (size_t i = 0; i < perTier.size() && i < t.tierBytes.size(); ++i) perTier[i] += t.tierBytes[i];
-  return perTier;
-}
-
-std::string Manager::residencyLine() const {
-  const auto perTier = tierTotals(0);
-  std::string line = fmt::format("t={:.0f}s", last_.seconds);
-  for (size_t i = 0; i < perTier.size(); ++i)
-    line += fmt::format(" {}={}", machine_.tiers.tiers[i].name, formatBytes(perTier[i]));
-  return line;
-}
-
-std::string Manager::renderStatus(Format format, uid_t viewer) const {
-  Table tiers({{"tier", "tier"}, {"name", "name"}, {"nodes", "nodes"}, {"capacity_bytes", "capacity[MiB]", 1 << 20},
-               {"free_bytes", "free[MiB]", 1 << 20}, {"managed_bytes", "managed[MiB]", 1 << 20},
-               {"promoted_in_pages", "promoted_in"}, {"demoted_in_pages", "demoted_in"}});
-  const auto managed = tierTotals(viewer);
-  for (const auto& t : machine_.tiers.tiers)
-    tiers.addRow({int64_t{t.index}, t.name, t.nodes, t.capacityBytes, t.freeBytes, managed[t.index],
-                  tierStats_[t.index].promotedInPages, tierStats_[t.index].demotedInPages});
-
-  std::vector<Column> cols{{"pid", "pid"}, {"comm", "comm"}, {"uid", "uid"}, {"origin", "origin"}, {"hot_bytes", "hot[MiB]", 1 << 20}};
-  for (const auto& t : machine_.tiers.tiers) cols.push_back({t.name + "_bytes", t.name + "[MiB]", 1 << 20});
-  for (Column c : {Column{"promoted_pages", "promoted"}, Column{"demoted_pages", "demoted"},
-                   Column{"pingpong_pages", "pingpong"}, Column{"failed_pages", "failed"}, Column{"failed_why", "why"}})
-    cols.push_back(c);
-  Table targets(cols);
-  for (const auto& [pid, t] : targets_) {
-    if (viewer != 0 && t.uid != viewer) continue;
-    std::vector<Cell> row{int64_t{pid}, t.comm, uint64_t{t.uid}, t.origin, t.hotBytes};
-    for (size_t i = 0; i < machine_.tiers.tiers.size(); ++i) row.emplace_back(i < t.tierBytes.size() ? t.tierBytes[i] : 0);
-    for (uint64_t v : {t.promotedPages, t.demotedPages, t.pingPongPages, t.failedPages}) row.emplace_back(v);
-    const std::string why = describeFailures(t.failedByErrno);
-    row.emplace_back(why.empty() ? Cell() : Cell(why));
-    targets.addRow(std::move(row));
-  }
-  const double cpu = lastReport_.profilerCpu;
-  if (format == Format::Json) {
-    JsonWriter w;
-    w.beginObject();
-    w.key("policy").value(config_.policy.name).key("mover").value(config_.migration.mover);
-    w.key("interval").value(last_.interval).key("seconds").value(last_.seconds);
-    w.key("profiler_cpu").value(cpu).key("profiler_checks").value(last_.checks);
-    w.key("dry_run").value(config_.migration.dryRun);
-    w.key("last_promoted_pages").value(lastReport_.promotedPages).key("last_demoted_pages").value(lastReport_.demotedPages);
-    w.key("tiers");
-    tiers.writeJson(w);
-    w.key("targets");
-    targets.writeJson(w);
-    w.endObject();
-    return w.str();
-  }
-  const double mib = double(migrate::kPageSize) / double(1 << 20);
-  std::string out = fmt::format(
-      "policy {}{}, mover {}, interval {} ({:.0f} s), profiler {:.2f}% of one core, {} target(s)\n"
-      "last interval: promoted {:.1f} MiB, demoted {:.1f} MiB, failed {} pages\n\n",
-      config_.policy.name, config_.migration.dryRun ? " (dry run)" : "", config_.migration.mover, last_.interval,
-      last_.seconds, cpu * 100, targets.rowCount(), double(lastReport_.promotedPages) * mib,
-      double(lastReport_.demotedPages) * mib, lastReport_.failedPages);
-  out += tiers.renderText() + "\n";
-  out += targets.rowCount() ? targets.renderText() : "no managed processes\n";
-  return out;
 }
 
 }  // namespace mtm::daemon
