@@ -65,7 +65,8 @@ Status Manager::build(const Built* kept) {
   // The policy fits each plan to the page budget; the mover keeps the byte rate.
   auto options = migrate::MoverOptions::fromConfig(config_.migration);
   options.maxPages = 0;
-  auto mov = Registry<migrate::Mover>::create(config_.migration.mover, {kernel_.deps(), options});
+  auto mov = Registry<migrate::Mover>::create(config_.migration.mover,
+                                              {kernel_.deps(), options, [this](int pid) { return worker_.cancelled(pid); }});
   if (!mov) return std::move(mov).takeError().context("migration.mover");
   if (prof) profiler_ = std::move(prof);
   if (pol) policy_ = std::move(pol);
@@ -133,6 +134,7 @@ bool Manager::detach(int pid) {
 }
 
 void Manager::forget(int pid) {
+  worker_.cancel(pid);
   profiler_->removeTarget(pid);
   exits_.forget(pid);
   if (targets_.erase(pid)) forgotten_.push_back(pid);
@@ -223,6 +225,10 @@ IntervalReport Manager::runIntervalSteps() {
   }
   rep.targets = targets_.size();
 
+  if (worker_.busy()) {
+    MTM_DEBUG("interval={}: the moves of interval {} still run: no plan this interval", rep.interval, moves_->interval);
+    return rep;
+  }
   if (auto st = config::refreshFreeMemory(machine_.tiers, fs_); !st.ok()) {
     MTM_WARN("no placement this interval: {}", st.error().message());
     return rep;
@@ -255,40 +261,60 @@ IntervalReport Manager::runIntervalSteps() {
   // A region the plan moves in part is cut where the part ends, so that each part is ranked on its
   // own from now on (a dry run leaves the profiler's regions as they were).
   for (const auto& c : plan.cuts) profiler_->cutRegion(c.pid, c.addr);
-  // Demotions first: they make the room the promotions were planned into.
-  for (auto kind : {migrate::MoveKind::Demotion, migrate::MoveKind::Promotion}) {
-    const auto& list = kind == migrate::MoveKind::Promotion ? promotions : demotions;
-    if (list.empty()) continue;
-    const auto stats = mover_->execute(list);
-    account(stats, list, kind);
-    // The rate pages really move, for the debug log (a run of at least 1 MiB); the policy
-    // prices moves at migration.max_rate (MoveValue.h).
-    if (stats.pagesMoved >= 256 && stats.bytesPerSecond() > 0)
-      moveBytesPerSecond_ = moveBytesPerSecond_ > 0 ? 0.7 * moveBytesPerSecond_ + 0.3 * stats.bytesPerSecond() : stats.bytesPerSecond();
-    (kind == migrate::MoveKind::Promotion ? rep.promotedPages : rep.demotedPages) += stats.pagesMoved;
-    rep.failedPages += stats.pagesFailed();
-    rep.thpSplit += stats.thpSplit;
-  }
-  collapse(plan.collapses, rep);
-  MTM_DEBUG("interval={} regions={} planned={} promoted={} demoted={} failed={} pingpong={} thp_split={} thp_collapsed={} "
-            "move_rate_mib_s={:.0f}",
-            rep.interval, rep.regions, rep.plannedPages, rep.promotedPages, rep.demotedPages, rep.failedPages,
-            rep.pingPongPages, rep.thpSplit, rep.thpCollapsed, moveBytesPerSecond_ / double(1 << 20));
+  std::erase_if(plan.collapses, [&](const policy::CollapseRequest& c) { return !targets_.count(c.pid); });
+  moves_ = std::make_unique<Moves>(Moves{rep.interval, std::move(demotions), std::move(promotions), std::move(plan.collapses), {}, {}, 0});
+  worker_.start([this, mover = mover_, moves = moves_.get()] { runMoves(*mover, *moves); });
+  if (movesInline_ && worker_.wait()) finishMoves(rep);
   return rep;
 }
 
-// THPs the policy split, whose access has evened out: formed again with MADV_COLLAPSE.
-void Manager::collapse(const std::vector<policy::CollapseRequest>& requests, IntervalReport& rep) {
-  for (const auto& c : requests) {
-    if (!targets_.count(c.pid)) continue;
+void Manager::runMoves(migrate::Mover& mover, Moves& moves) {
+  // Demotions first: they make the room the promotions were planned into.
+  if (!moves.demotions.empty()) moves.demoted = mover.execute(moves.demotions);
+  if (!moves.promotions.empty()) moves.promoted = mover.execute(moves.promotions);
+  // THPs the policy split, whose access has evened out: formed again with MADV_COLLAPSE.
+  for (const auto& c : moves.collapses) {
+    if (worker_.cancelled(c.pid)) continue;
     auto formed = migrate::collapseThps(kernel_.deps(), c.pid, c.ranges);
     if (!formed) {
       MTM_WARN("thp collapse pid={}: {}", c.pid, formed.error().message());
       continue;
     }
-    rep.thpCollapsed += *formed;
+    moves.thpCollapsed += *formed;
     MTM_INFO("thp collapse pid={} ranges={} formed={}", c.pid, c.ranges.size(), *formed);
   }
+}
+
+void Manager::onMovesDone() {
+  if (!worker_.collect()) return;
+  IntervalReport done;
+  finishMoves(done);
+}
+
+void Manager::finishMoves(IntervalReport& rep) {
+  Moves& m = *moves_;
+  for (auto kind : {migrate::MoveKind::Demotion, migrate::MoveKind::Promotion}) {
+    const bool up = kind == migrate::MoveKind::Promotion;
+    const auto& list = up ? m.promotions : m.demotions;
+    if (list.empty()) continue;
+    const auto& stats = up ? m.promoted : m.demoted;
+    account(stats, list, kind);
+    // The rate pages really move, for the debug log (a run of at least 1 MiB); the policy
+    // prices moves at migration.max_rate (MoveValue.h).
+    if (stats.pagesMoved >= 256 && stats.bytesPerSecond() > 0)
+      moveBytesPerSecond_ = moveBytesPerSecond_ > 0 ? 0.7 * moveBytesPerSecond_ + 0.3 * stats.bytesPerSecond() : stats.bytesPerSecond();
+    (up ? rep.promotedPages : rep.demotedPages) += stats.pagesMoved;
+    rep.failedPages += stats.pagesFailed();
+    rep.thpSplit += stats.thpSplit;
+  }
+  rep.thpCollapsed += m.thpCollapsed;
+  lastMoves_ = rep;
+  MTM_DEBUG("interval={} regions={} planned={} promoted={} demoted={} failed={} pingpong={} thp_split={} thp_collapsed={} "
+            "move_rate_mib_s={:.0f} cancelled={}",
+            m.interval, rep.regions, pagesOf(m.promotions) + pagesOf(m.demotions), rep.promotedPages, rep.demotedPages,
+            rep.failedPages, rep.pingPongPages, rep.thpSplit, rep.thpCollapsed, moveBytesPerSecond_ / double(1 << 20),
+            m.promoted.pagesCancelled + m.demoted.pagesCancelled);
+  moves_.reset();
 }
 
 }  // namespace mtm::daemon

@@ -66,7 +66,8 @@ std::string Manager::renderStatus(Format format, uid_t viewer) const {
     w.key("interval").value(last_.interval).key("seconds").value(last_.seconds);
     w.key("profiler_cpu").value(cpu).key("profiler_checks").value(last_.checks);
     w.key("dry_run").value(config_.migration.dryRun);
-    w.key("last_promoted_pages").value(lastReport_.promotedPages).key("last_demoted_pages").value(lastReport_.demotedPages);
+    w.key("last_promoted_pages").value(lastMoves_.promotedPages).key("last_demoted_pages").value(lastMoves_.demotedPages);
+    w.key("moves_in_flight").value(worker_.busy());
     w.key("tiers");
     tiers.writeJson(w);
     w.key("targets");
@@ -77,10 +78,10 @@ std::string Manager::renderStatus(Format format, uid_t viewer) const {
   const double mib = double(migrate::kPageSize) / double(1 << 20);
   std::string out = fmt::format(
       "policy {}{}, mover {}, interval {} ({:.0f} s), profiler {:.2f}% of one core, {} target(s)\n"
-      "last interval: promoted {:.1f} MiB, demoted {:.1f} MiB, failed {} pages\n\n",
+      "last moves: promoted {:.1f} MiB, demoted {:.1f} MiB, failed {} pages{}\n\n",
       config_.policy.name, config_.migration.dryRun ? " (dry run)" : "", config_.migration.mover, last_.interval,
-      last_.seconds, cpu * 100, targets.rowCount(), double(lastReport_.promotedPages) * mib,
-      double(lastReport_.demotedPages) * mib, lastReport_.failedPages);
+      last_.seconds, cpu * 100, targets.rowCount(), double(lastMoves_.promotedPages) * mib,
+      double(lastMoves_.demotedPages) * mib, lastMoves_.failedPages, worker_.busy() ? "; more moving now" : "");
   out += tiers.renderText() + "\n";
   out += targets.rowCount() ? targets.renderText() : "no managed processes\n";
   return out;

@@ -78,7 +78,7 @@ std::string statusLine(const daemon::Manager& m, const daemon::IntervalReport& r
 }
 
 // The event loop: signals, control-socket clients, managed processes' exits and the interval
-// timer, on one thread.
+// timer on one thread; pages move on the manager's move worker, whose end the loop polls for.
 int runDaemon(const Options& opts) {
   KernelFs fs(opts.kernelRoot);
   config::Config cfg;
@@ -125,7 +125,8 @@ int runDaemon(const Options& opts) {
     const auto now = Clock::now();
     auto wake = std::min(ticks.wake(m.primeLead()), now + std::chrono::seconds(1));
     if (watchdog) wake = std::min(wake, nextPing);
-    std::vector<pollfd> fds{{signals->fd(), POLLIN, 0}};
+    // [signals, moves done, socket and its clients..., managed processes' exits...]
+    std::vector<pollfd> fds{{signals->fd(), POLLIN, 0}, {m.movesDoneFd(), POLLIN, 0}};
     auto serverFds = server->pollFds();
     fds.insert(fds.end(), serverFds.begin(), serverFds.end());
     auto exitFds = m.exitPollFds();
@@ -168,9 +169,10 @@ int runDaemon(const Options& opts) {
         daemon::notifySystemd("READY=1");
       }
     }
+    if (fds[1].revents) m.onMovesDone();
     // Exits first: a status request answered in this pass must not list a process that is gone.
     m.onExits({fds.end() - static_cast<std::ptrdiff_t>(exitFds.size()), fds.end()});
-    server->onReady({fds.begin() + 1, fds.end() - static_cast<std::ptrdiff_t>(exitFds.size())});
+    server->onReady({fds.begin() + 2, fds.end() - static_cast<std::ptrdiff_t>(exitFds.size())});
     server->expireClients();
     switch (ticks.poll(m.primeLead(), interval())) {
       case daemon::IntervalClock::Due::prime:

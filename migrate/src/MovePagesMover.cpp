@@ -109,6 +109,7 @@ class Execution {
   }
 
   void runRequest(const MoveRequest& req) {
+    if (ctx_.cancelled && ctx_.cancelled(req.pid)) return;  // detached or exited before its turn
     const std::string who = "pid " + std::to_string(req.pid);
     auto vmas = readProcessVmas(ctx_.deps.fs, req.pid);
     if (!vmas) {
@@ -144,7 +145,9 @@ class Execution {
     }
     settle(pending, stopped() ? stopErr_ : ENOMEM);
     ctx_.deps.sys.closeFd(pidfd);
-    if (stopErr_ != 0 && stopErr_ != ESRCH)
+    if (stopErr_ == ECANCELED)
+      MTM_DEBUG("migrate pid={} cancelled pages_not_attempted={}", req.pid, stats_.pagesCancelled);
+    else if (stopErr_ != 0 && stopErr_ != ESRCH)
       fail(who + ": move_pages: " + std::strerror(stopErr_) + whatToDo(stopErr_));
     else if (stopErr_ == ESRCH)
       fail(who + ": the process exited during migration; " + std::to_string(stats_.pagesCancelled) + " pages not attempted");
@@ -197,6 +200,12 @@ class Execution {
           wait = pacer_.reserve(pages * kPageSize, ctx_.deps.clock.now());
         }
         ctx_.deps.clock.sleepFor(wait);
+        if (ctx_.cancelled && ctx_.cancelled(pid)) {
+          std::lock_guard lock(mu_);
+          stopErr_ = ECANCELED;
+          settleLocked(entries, first, first + count, ECANCELED);
+          continue;
+        }
         if (ctx_.deps.sys.exited(pidfd)) {
           std::lock_guard lock(mu_);
           stopErr_ = ESRCH;
@@ -275,7 +284,7 @@ class Execution {
   // Final accounting for pages that will not be attempted again.
   void settleLocked(const std::vector<PageEntry>& entries, size_t first, size_t last, int err) {
     for (size_t i = first; i < last; ++i) {
-      if (err == ESRCH) stats_.pagesCancelled += entries[i].pages;
+      if (err == ESRCH || err == ECANCELED) stats_.pagesCancelled += entries[i].pages;
       else stats_.failed[err] += entries[i].pages;
       done_ += entries[i].pages;
     }

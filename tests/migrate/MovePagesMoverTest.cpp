@@ -32,8 +32,9 @@ struct Setup {
     root.write("proc/" + std::to_string(kPid) + "/smaps", line);
     kernel.clock = &clock;
   }
+  std::function<bool(int)> cancelled;
   MoveStats move(std::vector<MoveRequest> requests, const Mover::ProgressFn& progress = {}) {
-    MovePagesMover mover({{kernel, kernel, fs, clock}, options});
+    MovePagesMover mover({{kernel, kernel, fs, clock}, options, cancelled});
     return mover.execute(requests, progress);
   }
 };
@@ -211,6 +212,27 @@ TEST_CASE("a process that exits mid-migration cancels the rest", "[mover]") {
   CHECK(st.pagesCancelled == 32);
   REQUIRE(st.errors.size() == 1);
   CHECK(st.errors[0] == "pid 4242: the process exited during migration; 32 pages not attempted");
+}
+
+TEST_CASE("moves cancelled mid-request stop at the next batch -- their pages count as cancelled, not failed", "[mover]") {
+  Setup s;
+  s.kernel.map(kBase, 64 * 4096, 0);
+  s.options.batchPages = 16;
+  s.cancelled = [&](int pid) { return pid == kPid && s.kernel.calls.size() >= 2; };  // after two calls
+  auto st = s.move({request(0, 64 * 4096, 1)});
+  CHECK(s.kernel.calls.size() == 2);
+  CHECK(st.pagesMoved == 32);
+  CHECK(st.pagesCancelled == 32);
+  CHECK(st.pagesFailed() == 0);
+  CHECK(st.errors.empty());  // a cancellation is no error
+
+  // A request cancelled before its turn is not even listed.
+  Setup t;
+  t.kernel.map(kBase, 64 * 4096, 0);
+  t.cancelled = [](int pid) { return pid == kPid; };
+  auto none = t.move({request(0, 64 * 4096, 1)});
+  CHECK(t.kernel.calls.empty());
+  CHECK(none.pagesRequested == 0);
 }
 
 TEST_CASE("a pid that does not exist is a clear error", "[mover]") {

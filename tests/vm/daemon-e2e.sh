@@ -31,12 +31,19 @@ mtmctl -c "$config" run -- mtm-test-hotset --size 512M --hot-fraction 0.25 --pat
 run=$!
 wait_ready /tmp/ready
 mtmctl -c "$config" status | grep -q "^$pid " || fail "pid $pid is not in mtmctl status"
+# Pages move on mtmd's move worker: its socket answers while they move (phase 0 moves the
+# whole hot set up from tier 3).
+( for i in $(seq 1 200); do
+    mtmctl -c "$config" status -f json 2>/dev/null | grep -Eq '"moves_in_flight": ?true' && { echo yes > /tmp/inflight; exit; }
+    sleep 0.1
+  done ) &
 mtm-placement-watch --pid "$pid" --truth /tmp/truth.jsonl --size 512M --period 1 --label mtm > /tmp/watch.log 2>&1
 wait $run
 rc=$?
 cat /tmp/run.log /tmp/watch.log
 [ $rc -eq 0 ] || fail "mtmctl run exited $rc"
 grep -q "wrong_pages=0 " /tmp/run.log || fail "the workload found corrupted pages"
+[ -f /tmp/inflight ] || fail "mtmctl status never answered while pages were moving (moves_in_flight)"
 # Per phase (columns: phase reaction hot_top old_top old_next old_bottom cold_top): hot_top >= 0.8;
 # from phase 1 on, at most half the old hot set still in the top tier and little of it in the
 # slowest tier (demotion goes one tier down while there is room).

@@ -168,6 +168,7 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
   auto manager = Manager::create(cfg, std::move(*machine));
   if (!manager) return fail(manager.error().message());
   auto& m = **manager;
+  m.setMovesInline(true);  // no socket to keep answering: each interval's line counts its moves
   std::unique_ptr<profiler::Recorder> recorder;
   const std::string recordPath = !o.record.empty() ? o.record : !o.heatmap.empty() ? o.heatmap + ".jsonl" : "";
   if (!recordPath.empty()) {

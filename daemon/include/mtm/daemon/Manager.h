@@ -19,6 +19,7 @@
 #include "mtm/config/Config.h"
 #include "mtm/daemon/ExitWatch.h"
 #include "mtm/daemon/Machine.h"
+#include "mtm/daemon/MoveWorker.h"
 #include "mtm/migrate/LiveKernel.h"
 #include "mtm/policy/Policy.h"
 #include "mtm/profiler/Profiler.h"
@@ -84,8 +85,17 @@ class Manager {
   std::vector<pollfd> exitPollFds() const { return exits_.pollFds(); }
   void onExits(const std::vector<pollfd>& ready);
 
-  // One interval: snapshot, fresh free memory, plan, moves (demotions first, to make room).
+  // One interval: snapshot, fresh free memory, plan, and the plan's moves (demotions first, to
+  // make room) handed to the move worker. While an earlier interval's moves still run, the
+  // interval profiles and plans nothing. Inline (mtmctl run's embedded manager), it waits for
+  // the moves and the report counts them.
   IntervalReport runInterval();
+  void setMovesInline(bool movesInline) { movesInline_ = movesInline; }
+  // The move worker, for the caller's poll(2): readable when an interval's moves have finished;
+  // then onMovesDone() accounts for them.
+  int movesDoneFd() const { return worker_.fd(); }
+  void onMovesDone();
+  bool movesInFlight() const { return worker_.busy(); }
 
   // A new config (SIGHUP): new profiler, policy and mover; the targets are kept, and so are the
   // profiler (its regions) when its section and the tiers are unchanged, and the policy (its
@@ -127,10 +137,22 @@ class Manager {
   KernelFs fs_{"/"};
   migrate::LiveKernel kernel_;
 
-  void collapse(const std::vector<policy::CollapseRequest>& requests, IntervalReport& rep);
+  // One interval's moves, run by worker_: the plan going in, what happened coming out. The
+  // worker thread alone touches it between start() and collect().
+  struct Moves {
+    uint64_t interval = 0;
+    std::vector<migrate::MoveRequest> demotions, promotions;
+    std::vector<policy::CollapseRequest> collapses;
+    migrate::MoveStats demoted, promoted;
+    uint64_t thpCollapsed = 0;
+  };
+  // On the worker thread: the moves, then the THPs to form again.
+  void runMoves(migrate::Mover& mover, Moves& moves);
+  // Back on the caller's thread: the moves' stats into the targets, tiers and `rep`.
+  void finishMoves(IntervalReport& rep);
   std::unique_ptr<profiler::Profiler> profiler_;
   std::unique_ptr<policy::Policy> policy_;
-  std::unique_ptr<migrate::Mover> mover_;
+  std::shared_ptr<migrate::Mover> mover_;  // shared with moves still running after a reload
   std::map<int, TargetStats> targets_;
   std::set<int> detached_;            // detached by request: the config does not bring them back
   std::set<int> unattachable_;        // config matches that could not be attached (warned once)
@@ -139,7 +161,11 @@ class Manager {
   std::vector<TierStats> tierStats_;
   profiler::Snapshot last_;
   IntervalReport lastReport_;
+  IntervalReport lastMoves_;          // moved, failed, split and collapsed by the last moves to finish
   double moveBytesPerSecond_ = 0;     // the mover's measured rate, smoothed (0: nothing moved yet)
+  bool movesInline_ = false;
+  std::unique_ptr<Moves> moves_;      // in flight
+  MoveWorker worker_;                 // last: destroyed first, cancelling and ending its moves
 };
 
 }  // namespace mtm::daemon

@@ -47,6 +47,9 @@ class Mover {
   struct Context {
     MoverDeps deps;
     MoverOptions options;
+    // Asked before each batch: true stops that process's request, its pages not yet moved
+    // counted as cancelled (it was detached or exited, or mtmd stops). Empty: never.
+    std::function<bool(int pid)> cancelled = {};
   };
   using ProgressFn = std::function<void(const Progress&)>;
 

@@ -39,7 +39,7 @@ struct MoveStats {
   uint64_t pagesToFallback = 0;      // of pagesMoved: on a fallback node
   std::map<int, uint64_t> failed;    // errno -> pages: EBUSY, ENOMEM, EACCES, EFAULT, ENOENT, ...
   uint64_t pagesDeferred = 0;        // over the page budget: not attempted
-  uint64_t pagesCancelled = 0;       // not attempted: the process exited
+  uint64_t pagesCancelled = 0;       // not attempted: the process exited, or its moves were cancelled
   uint64_t pagesWouldMove = 0;       // dry run: on another node now
   uint64_t pagesAlreadyThere = 0;    // dry run: on the destination already
   uint64_t retries = 0;              // pages passed to move_pages again
