@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -61,6 +62,12 @@ class Execution {
   Execution(Mover::Context& ctx, const Mover::ProgressFn& progress)
       : ctx_(ctx), progress_(progress), pacer_(ctx.options.maxRateBytes, ctx.options.burst),
         budget_(ctx.options.maxPages == 0 ? UINT64_MAX : ctx.options.maxPages) {}
+  ~Execution() {
+    for (const auto& [pid, fd] : pidfds_)
+      if (fd >= 0) ctx_.deps.sys.closeFd(fd);
+  }
+  Execution(const Execution&) = delete;
+  Execution& operator=(const Execution&) = delete;
 
   MoveStats run(const std::vector<MoveRequest>& requests) {
     const auto start = ctx_.deps.clock.now();
@@ -108,22 +115,34 @@ class Execution {
     return buildPageList(ranges, vmas, *after, false);
   }
 
+  // A process's VMAs and pidfd, once per execute() however many requests name it (moving
+  // pages, splitting THPs, changes no VMA).
+  const Result<std::vector<Vma>>& vmasOf(int pid) {
+    auto it = vmas_.find(pid);
+    if (it == vmas_.end()) it = vmas_.emplace(pid, readProcessVmas(ctx_.deps.fs, pid)).first;
+    return it->second;
+  }
+  int pidfdOf(int pid) {
+    auto it = pidfds_.find(pid);
+    if (it == pidfds_.end()) it = pidfds_.emplace(pid, ctx_.deps.sys.pidfdOpen(pid)).first;
+    return it->second;
+  }
+
   void runRequest(const MoveRequest& req) {
     if (ctx_.cancelled && ctx_.cancelled(req.pid)) return;  // detached or exited before its turn
     const std::string who = "pid " + std::to_string(req.pid);
-    auto vmas = readProcessVmas(ctx_.deps.fs, req.pid);
+    const auto& vmas = vmasOf(req.pid);
     if (!vmas) {
       fail(vmas.error().message());
       return;
     }
-    int pidfd = ctx_.deps.sys.pidfdOpen(req.pid);
+    const int pidfd = pidfdOf(req.pid);
     if (pidfd < 0) {
       fail(who + ": pidfd_open: " + std::strerror(-pidfd) + whatToDo(-pidfd));
       return;
     }
     auto list = listPages(req, *vmas, pidfd);
     if (!list) {
-      ctx_.deps.sys.closeFd(pidfd);
       fail(who + ": " + list.error().message());
       return;
     }
@@ -144,7 +163,6 @@ class Execution {
       pending = moveWithRetries(req.pid, pidfd, std::move(pending), nodes[n], n > 0);
     }
     settle(pending, stopped() ? stopErr_ : ENOMEM);
-    ctx_.deps.sys.closeFd(pidfd);
     if (stopErr_ == ECANCELED)
       MTM_DEBUG("migrate pid={} cancelled pages_not_attempted={}", req.pid, stats_.pagesCancelled);
     else if (stopErr_ != 0 && stopErr_ != ESRCH)
@@ -316,6 +334,8 @@ class Execution {
   uint64_t done_ = 0, totalPages_ = 0;
   int stopErr_ = 0;
   Clock::TimePoint startTime_ = ctx_.deps.clock.now();
+  std::map<int, Result<std::vector<Vma>>> vmas_;
+  std::map<int, int> pidfds_;  // negative: pidfd_open's error
 };
 
 }  // namespace

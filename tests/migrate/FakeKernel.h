@@ -114,9 +114,16 @@ class FakeKernel final : public migrate::MemorySyscalls, public migrate::HugePag
     return 0;
   }
 
-  int pidfdOpen(int pid) override { return pid == kDeadPid ? -ESRCH : 42; }
+  int pidfdOpen(int pid) override {
+    if (pid == kDeadPid) return -ESRCH;
+    ++pidfdsOpened;
+    ++pidfdsOpen;
+    return 42;
+  }
   bool exited(int) override { return exited_; }
-  void closeFd(int) override {}
+  void closeFd(int) override { --pidfdsOpen; }
+  int pidfdsOpened = 0;  // ever
+  int pidfdsOpen = 0;    // now
   long processMadvise(int, const std::vector<iovec>& ranges, int advice) override {
     for (const auto& r : ranges) {
       const uint64_t a = reinterpret_cast<uint64_t>(r.iov_base);

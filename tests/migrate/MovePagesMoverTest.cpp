@@ -4,6 +4,8 @@
 
 #include <sys/mman.h>
 
+#include <filesystem>
+
 #include "FakeKernel.h"
 #include "Run.h"
 #include "mtm/migrate/MovePagesMover.h"
@@ -233,6 +235,19 @@ TEST_CASE("moves cancelled mid-request stop at the next batch -- their pages cou
   auto none = t.move({request(0, 64 * 4096, 1)});
   CHECK(t.kernel.calls.empty());
   CHECK(none.pagesRequested == 0);
+}
+
+TEST_CASE("many requests of one process read its VMAs and open its pidfd once, and close it at the end", "[mover]") {
+  Setup s;
+  s.kernel.map(kBase, 64 * 4096, 0);
+  std::vector<MoveRequest> requests;
+  for (int i = 0; i < 16; ++i) requests.push_back(request(uint64_t(i) * 4 * 4096, 4 * 4096, 1));
+  // The smaps file goes after the first call: a second read of it would fail the rest.
+  auto st = s.move(requests, [&](const Progress&) { std::filesystem::remove(s.root.path() + "/proc/" + std::to_string(kPid) + "/smaps"); });
+  CHECK(st.pagesMoved == 64);
+  CHECK(st.errors.empty());
+  CHECK(s.kernel.pidfdsOpened == 1);
+  CHECK(s.kernel.pidfdsOpen == 0);
 }
 
 TEST_CASE("a pid that does not exist is a clear error", "[mover]") {
