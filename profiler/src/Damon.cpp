@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
 #include <sstream>
 
 #include "mtm/Log.h"
@@ -14,12 +13,16 @@ namespace {
 
 const std::string kCtx = "/kdamonds/0/contexts/0";
 
+// DAMON's sysfs and /proc, on the live machine (what it reads and writes is its own kdamond's).
+const KernelFs& live() {
+  static const KernelFs fs("/");
+  return fs;
+}
+
 Result<std::string> readFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error::fromErrno("read " + path, errno);
-  std::stringstream s;
-  s << in.rdbuf();
-  return std::string(trim(s.str()));
+  auto text = live().read(path);
+  if (!text) return text;
+  return std::string(trim(*text));
 }
 
 }  // namespace
@@ -33,13 +36,7 @@ Status DamonMonitor::available(const std::string& root) {
   return {};
 }
 
-Status DamonMonitor::write(const std::string& path, const std::string& value) const {
-  std::ofstream out(root_ + path);
-  out << value;
-  out.flush();
-  if (!out) return Error::fromErrno("write \"" + value + "\" to " + root_ + path, errno);
-  return {};
-}
+Status DamonMonitor::write(const std::string& path, const std::string& value) const { return live().write(root_ + path, value); }
 
 Result<std::unique_ptr<DamonMonitor>> DamonMonitor::start(int pid, const DamonAttrs& attrs, const std::string& root) {
   if (auto st = available(root); !st.ok()) return std::move(st).takeError();

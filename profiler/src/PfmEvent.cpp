@@ -2,9 +2,10 @@
 
 #include <perfmon/pfmlib_perf_event.h>
 
-#include <fstream>
+#include <sstream>
 #include <vector>
 
+#include "mtm/KernelFs.h"
 #include "mtm/Parse.h"
 
 namespace mtm::profiler {
@@ -12,7 +13,8 @@ namespace {
 
 // The CPU vendor from /proc/cpuinfo: "GenuineIntel", "AuthenticAMD", ...
 std::string cpuVendor() {
-  std::ifstream in("/proc/cpuinfo");
+  auto cpuinfo = KernelFs("/").read("/proc/cpuinfo");
+  std::istringstream in(cpuinfo.valueOr(""));
   std::string line;
   while (std::getline(in, line))
     if (line.rfind("vendor_id", 0) == 0) return std::string(trim(line.substr(line.find(':') + 1)));

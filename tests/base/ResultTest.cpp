@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "mtm/KernelFs.h"
 #include "mtm/Result.h"
@@ -36,4 +39,20 @@ TEST_CASE("KernelFs reads below its root and reports missing files with errno", 
   CHECK(missing.error().message().find("tests/fixtures/vm-6.12-4node-hmat/sys/nope: No such file or directory") != std::string::npos);
   CHECK_FALSE(fs.live());
   CHECK(KernelFs().live());
+}
+
+TEST_CASE("KernelFs writes an existing attribute below its root -- a missing one is an error naming it", "[kernelfs]") {
+  char tmpl[] = "/tmp/mtm-kernelfs.XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::string root = tmpl;
+  std::filesystem::create_directories(root + "/sys/kernel/mm/damon/admin/kdamonds");
+  { std::ofstream(root + "/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds") << "0\n"; }
+  KernelFs fs(root);
+  CHECK(fs.write("/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "1").ok());
+  CHECK(fs.read("/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds").value() == "1");
+  auto missing = fs.write("/sys/kernel/mm/damon/admin/kdamonds/0/state", "on");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().errnum() == ENOENT);
+  CHECK(missing.error().message() == "write \"on\" to " + root + "/sys/kernel/mm/damon/admin/kdamonds/0/state: No such file or directory");
+  std::filesystem::remove_all(root);
 }

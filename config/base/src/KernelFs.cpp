@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "mtm/UniqueFd.h"
+
 namespace mtm {
 
 std::filesystem::path KernelFs::resolve(std::string_view path) const {
@@ -16,23 +18,30 @@ std::filesystem::path KernelFs::resolve(std::string_view path) const {
 Result<std::string> KernelFs::read(std::string_view path) const {
   // sysfs and procfs files report a size of 0 or 4096: read until EOF, never trust st_size.
   const auto full = resolve(path);
-  int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error::fromErrno("read " + full.string(), errno);
+  UniqueFd fd(::open(full.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Error::fromErrno("read " + full.string(), errno);
   std::string text;
   char buf[8192];
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return Error::fromErrno("read " + full.string(), err);
-    }
+    if (n < 0) return Error::fromErrno("read " + full.string(), errno);
     if (n == 0) break;
     text.append(buf, static_cast<size_t>(n));
   }
-  ::close(fd);
   return text;
+}
+
+Status KernelFs::write(std::string_view path, std::string_view value) const {
+  const auto full = resolve(path);
+  UniqueFd fd(::open(full.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));  // sysfs ignores O_TRUNC; a tree in a test does not
+  if (!fd) return Error::fromErrno("write \"" + std::string(value) + "\" to " + full.string(), errno);
+  ssize_t n;
+  do n = ::write(fd.get(), value.data(), value.size());
+  while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(value.size()))
+    return Error::fromErrno("write \"" + std::string(value) + "\" to " + full.string(), n < 0 ? errno : EIO);
+  return {};
 }
 
 Result<std::vector<std::string>> KernelFs::list(std::string_view dir) const {

@@ -17,6 +17,8 @@ class KernelFs {
 
   // `path` is absolute as on a live machine ("/sys/devices/system/node/online").
   Result<std::string> read(std::string_view path) const;
+  // Writes `value` to an existing file (a sysfs attribute) in one write(2).
+  Status write(std::string_view path, std::string_view value) const;
   // Names in a directory, sorted; an error when it cannot be listed.
   Result<std::vector<std::string>> list(std::string_view dir) const;
   bool exists(std::string_view path) const;
