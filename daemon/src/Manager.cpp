@@ -262,6 +262,8 @@ IntervalReport Manager::runIntervalSteps() {
   // own from now on (a dry run leaves the profiler's regions as they were).
   for (const auto& c : plan.cuts) profiler_->cutRegion(c.pid, c.addr);
   std::erase_if(plan.collapses, [&](const policy::CollapseRequest& c) { return !targets_.count(c.pid); });
+  MTM_DEBUG("interval={} regions={} planned={} pingpong={} collapses={}", rep.interval, rep.regions, rep.plannedPages, rep.pingPongPages,
+            plan.collapses.size());
   moves_ = std::make_unique<Moves>(Moves{rep.interval, std::move(demotions), std::move(promotions), std::move(plan.collapses), {}, {}, 0});
   worker_.start([this, mover = mover_, moves = moves_.get()] { runMoves(*mover, *moves); });
   if (movesInline_ && worker_.wait()) finishMoves(rep);
@@ -309,11 +311,11 @@ void Manager::finishMoves(IntervalReport& rep) {
   }
   rep.thpCollapsed += m.thpCollapsed;
   lastMoves_ = rep;
-  MTM_DEBUG("interval={} regions={} planned={} promoted={} demoted={} failed={} pingpong={} thp_split={} thp_collapsed={} "
-            "move_rate_mib_s={:.0f} cancelled={}",
-            m.interval, rep.regions, pagesOf(m.promotions) + pagesOf(m.demotions), rep.promotedPages, rep.demotedPages,
-            rep.failedPages, rep.pingPongPages, rep.thpSplit, rep.thpCollapsed, moveBytesPerSecond_ / double(1 << 20),
-            m.promoted.pagesCancelled + m.demoted.pagesCancelled);
+  MTM_DEBUG("moves of interval={} done: promoted={} demoted={} failed={} cancelled={} thp_split={} thp_collapsed={} "
+            "move_rate_mib_s={:.0f}",
+            m.interval, m.promoted.pagesMoved, m.demoted.pagesMoved, m.promoted.pagesFailed() + m.demoted.pagesFailed(),
+            m.promoted.pagesCancelled + m.demoted.pagesCancelled, m.promoted.thpSplit + m.demoted.thpSplit, m.thpCollapsed,
+            moveBytesPerSecond_ / double(1 << 20));
   moves_.reset();
 }
 
