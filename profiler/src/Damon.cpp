@@ -1,9 +1,6 @@
 #include "mtm/profiler/Damon.h"
 
-#include <unistd.h>
-
 #include <cerrno>
-#include <sstream>
 
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
@@ -101,21 +98,7 @@ Result<std::vector<DamonRegion>> DamonMonitor::regions() {
 }
 
 uint64_t DamonMonitor::cpuNs() const {
-  if (kdamondPid_ <= 0) return 0;
-  auto stat = readFile("/proc/" + std::to_string(kdamondPid_) + "/stat");
-  if (!stat) return 0;
-  // Fields after the ")" of comm: state is field 3; utime and stime are fields 14 and 15.
-  std::istringstream in(stat->substr(stat->rfind(')') + 2));
-  std::string field;
-  uint64_t utime = 0, stime = 0;
-  for (int f = 3; in >> field; ++f) {
-    if (f == 14) utime = std::stoull(field);
-    if (f == 15) {
-      stime = std::stoull(field);
-      break;
-    }
-  }
-  return (utime + stime) * (1000000000ull / static_cast<uint64_t>(sysconf(_SC_CLK_TCK)));
+  return kdamondPid_ > 0 ? processCpuNs(live(), kdamondPid_) : 0;
 }
 
 }  // namespace mtm::profiler

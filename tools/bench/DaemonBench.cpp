@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "BenchReport.h"
+#include "mtm/KernelFs.h"
 #include "mtm/Parse.h"
 #include "mtm/daemon/ControlSocket.h"
 
@@ -70,17 +71,7 @@ void stop(pid_t pid, int sig) {
   ::waitpid(pid, nullptr, 0);
 }
 
-// utime + stime of a process, in seconds.
-double cpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  std::istringstream fields(text.substr(text.rfind(')') + 2));
-  std::string f;
-  double ticks = 0;
-  for (int i = 3; fields >> f && i <= 15; ++i)
-    if (i == 14 || i == 15) ticks += std::stod(f);
-  return ticks / double(::sysconf(_SC_CLK_TCK));
-}
+double cpuSeconds(pid_t pid) { return double(processCpuNs(KernelFs("/"), pid)) / 1e9; }
 
 double rssMiB(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <sstream>
 
 #include "mtm/UniqueFd.h"
 
@@ -30,6 +31,19 @@ Result<std::string> KernelFs::read(std::string_view path) const {
     text.append(buf, static_cast<size_t>(n));
   }
   return text;
+}
+
+uint64_t processCpuNs(const KernelFs& fs, int pid) {
+  auto stat = fs.read("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return 0;
+  // Fields after the ")" of comm (which may hold spaces): state is field 3; utime and stime
+  // are fields 14 and 15, in clock ticks.
+  std::istringstream in(stat->substr(stat->rfind(')') + 2));
+  std::string field;
+  uint64_t ticks = 0;
+  for (int f = 3; f <= 15 && in >> field; ++f)
+    if (f >= 14) ticks += std::stoull(field);
+  return ticks * (1000000000ull / static_cast<uint64_t>(::sysconf(_SC_CLK_TCK)));
 }
 
 Status KernelFs::write(std::string_view path, std::string_view value) const {

@@ -31,4 +31,7 @@ class KernelFs {
   std::filesystem::path root_;
 };
 
+// A process's CPU time, utime + stime from /proc/PID/stat, in nanoseconds; 0 when it is gone.
+uint64_t processCpuNs(const KernelFs& fs, int pid);
+
 }  // namespace mtm
