@@ -3,10 +3,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
+#include "Run.h"
 #include "mtm/KernelFs.h"
 #include "mtm/Result.h"
 
@@ -44,11 +43,10 @@ TEST_CASE("KernelFs reads below its root and reports missing files with errno", 
 }
 
 TEST_CASE("KernelFs writes an existing attribute below its root -- a missing one is an error naming it", "[kernelfs]") {
-  char tmpl[] = "/tmp/mtm-kernelfs.XXXXXX";
-  REQUIRE(::mkdtemp(tmpl) != nullptr);
-  const std::string root = tmpl;
+  test::TempDir dir;
+  const std::string& root = dir.path();
   std::filesystem::create_directories(root + "/sys/kernel/mm/damon/admin/kdamonds");
-  { std::ofstream(root + "/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds") << "0\n"; }
+  dir.write("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "0\n");
   KernelFs fs(root);
   CHECK(fs.write("/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "1").ok());
   CHECK(fs.read("/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds").value() == "1");
@@ -56,18 +54,15 @@ TEST_CASE("KernelFs writes an existing attribute below its root -- a missing one
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().errnum() == ENOENT);
   CHECK(missing.error().message() == "write \"on\" to " + root + "/sys/kernel/mm/damon/admin/kdamonds/0/state: No such file or directory");
-  std::filesystem::remove_all(root);
 }
 
 TEST_CASE("a process's CPU time is utime + stime from /proc/PID/stat, past a comm with spaces -- 0 when gone", "[kernelfs]") {
-  char tmpl[] = "/tmp/mtm-kernelfs.XXXXXX";
-  REQUIRE(::mkdtemp(tmpl) != nullptr);
-  const std::string root = tmpl;
+  test::TempDir dir;
+  const std::string& root = dir.path();
   std::filesystem::create_directories(root + "/proc/42");
   // Fields 14 and 15 (utime, stime): 30 and 12 ticks.
-  { std::ofstream(root + "/proc/42/stat") << "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 30 12 0 0 20 0 1 0 5 1000 10\n"; }
+  dir.write("proc/42/stat", "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 30 12 0 0 20 0 1 0 5 1000 10\n");
   const uint64_t tickNs = 1000000000ull / static_cast<uint64_t>(::sysconf(_SC_CLK_TCK));
   CHECK(processCpuNs(KernelFs(root), 42) == 42 * tickNs);
   CHECK(processCpuNs(KernelFs(root), 43) == 0);
-  std::filesystem::remove_all(root);
 }
