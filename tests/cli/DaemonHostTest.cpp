@@ -174,7 +174,11 @@ TEST_CASE("mtmd's descriptors and memory stay level over 100 reloads that rebuil
   for (int n = 6; n <= 105; ++n) reload(n);
   CHECK(d.process->log().find("dropped after reload") == std::string::npos);
   CHECK(openFds() == fds);
-  CHECK(rssKiB() <= rss + 2048);  // a leak of one pidfd's worth per target and reload would show in the fds above
+  if (mtm::test::kAddressSanitizer) {
+    WARN("RSS not compared: ASan's quarantine holds freed memory (the plain build compares it)");
+  } else {
+    CHECK(rssKiB() <= rss + 2048);
+  }
   CHECK(d.ctl({"status"}).out.find(std::to_string(sleepers.front()->pid())) != std::string::npos);
 }
 

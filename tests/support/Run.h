@@ -6,6 +6,14 @@
 
 namespace mtm::test {
 
+// True in a build with AddressSanitizer, whose quarantine keeps freed memory resident: a process's
+// RSS then grows without any leak and says nothing about one.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 struct RunResult {
   int exitCode = -1;
   std::string out;
