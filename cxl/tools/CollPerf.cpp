@@ -124,6 +124,29 @@ bool parseBytes(const std::string& text, std::size_t* bytes) {
   return true;
 }
 
+namespace {
+
+void printUsage(FILE* to, const char* program, bool hasRanks, bool hasExtra) {
+  std::fprintf(
+      to,
+      "usage: %s [-C COLLS] [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS] [-T SECONDS] [-r ROOT] [-c 0|1]%s%s [--json FILE]\n"
+      "  -n   timed iterations per size, at least (default 20); -T: more, until they take SECONDS (default 0.05)\n"
+      "  -C   comma-separated: allgather,broadcast,gather,scatter,reduce,allreduce,reducescatter,alltoall,sendrecv or all\n"
+      "  -b/-e sizes of the whole vector in bytes (K, M, G), -f multiplication factor between sizes\n"
+      "  -c 1 checks every result once per size (#wrong column)%s\n"
+      "  -h, --help this text; --version the version\n"
+      "Prints nccl-tests' table (float, sum): size, count, time, algbw, busbw, #wrong.\n"
+      "Example: %s -C allgather -b 64K -e 64M%s\n",
+      program, hasRanks ? " [-g RANKS]" : "", hasExtra ? " [--coherence pool|hardware|flush|simulate] [--gpu|--pool-buffers] [--bind core|none]" : "",
+      hasExtra ? "\n  --gpu: buffers in GPU memory (device 0, one stream per rank; needs a GPU)"
+                 "\n  --pool-buffers: buffers from cxlcclMemAlloc (read where they lie)"
+                 "\n  --bind core (default): rank r runs on the r-th CPU it may use, when the ranks are no\n"
+                 "       more than those CPUs (as mpirun binds 2 ranks); none: where the scheduler puts them" : "",
+      program, hasRanks ? " -g 2" : "");
+}
+
+}  // namespace
+
 bool parseSettings(int argc, char** argv, const char* program, Settings* s, int* ranks, std::string* extra) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -163,22 +186,16 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
         std::exit(2);
       }
       s->bindCores = how == "core";
-    } else {
-      std::printf(
-          "usage: %s [-C COLLS] [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS] [-T SECONDS] [-r ROOT] [-c 0|1]%s%s [--json FILE]\n"
-          "  -n   timed iterations per size, at least (default 20); -T: more, until they take SECONDS (default 0.05)\n"
-          "  -C   comma-separated: allgather,broadcast,gather,scatter,reduce,allreduce,reducescatter,alltoall,sendrecv or all\n"
-          "  -b/-e sizes of the whole vector in bytes (K, M, G), -f multiplication factor between sizes\n"
-          "  -c 1 checks every result once per size (#wrong column)%s\n"
-          "Prints nccl-tests' table (float, sum): size, count, time, algbw, busbw, #wrong.\n"
-          "Example: %s -C allgather -b 64K -e 64M%s\n",
-          program, ranks != nullptr ? " [-g RANKS]" : "", extra != nullptr ? " [--coherence pool|hardware|flush|simulate] [--gpu|--pool-buffers] [--bind core|none]" : "",
-          extra != nullptr ? "\n  --gpu: buffers in GPU memory (device 0, one stream per rank; needs a GPU)"
-                             "\n  --pool-buffers: buffers from cxlcclMemAlloc (read where they lie)"
-                             "\n  --bind core (default): rank r runs on the r-th CPU it may use, when the ranks are no\n"
-                             "       more than those CPUs (as mpirun binds 2 ranks); none: where the scheduler puts them" : "",
-          program, ranks != nullptr ? " -g 2" : "");
+    } else if (arg == "-h" || arg == "--help") {
+      printUsage(stdout, program, ranks != nullptr, extra != nullptr);
       return false;
+    } else if (arg == "--version") {
+      std::printf("%s %s\n", program, MTM_VERSION);
+      return false;
+    } else {
+      std::fprintf(stderr, "%s: unknown option %s\n", program, arg.c_str());
+      printUsage(stderr, program, ranks != nullptr, extra != nullptr);
+      std::exit(2);
     }
   }
   if (s->factor < 2 || s->minBytes < 4 || s->maxBytes < s->minBytes || s->iters < 1 || s->minSeconds < 0 || s->minSeconds > 60) {

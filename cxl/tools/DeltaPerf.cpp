@@ -47,7 +47,8 @@ std::vector<std::string> split(const std::string& text) {
 }
 
 int usage(int code) {
-  std::printf(
+  std::fprintf(
+      code == 0 ? stdout : stderr,
       "usage: cxlccl-delta-perf [-C broadcast,allgather] [-b MIN] [-e MAX] [-f FACTOR] [-g RANKS] [-n ITERS] [--rounds R]\n"
       "                         [--changed F,F,...] [--adam] [--in-place] [--thp] [--coherence pool|hardware|flush|simulate]\n"
       "  -b/-e  sizes of the whole vector (K, M, G; default 1M..64M), -f factor between them (4)\n"
@@ -59,6 +60,7 @@ int usage(int code) {
       "             changed is measured, not chosen)\n"
       "  --in-place the root's (AllGather: each rank's) send buffer is its receive buffer\n"
       "  --thp      buffers on transparent huge pages (madvise), as an application's allocator may ask\n"
+      "  -h, --help this text; --version the version\n"
       "Arms per row: whole (CXLCCL_DELTA off), delta on, delta auto; each on a communicator of its own.\n");
   return code;
 }
@@ -100,6 +102,9 @@ bool parse(int argc, char** argv, Options* o) {
                      : m == "flush" ? cxlcclCoherenceFlush : m == "simulate" ? cxlcclCoherenceSimulate : -1;
     } else if (arg == "-h" || arg == "--help") {
       std::exit(usage(0));
+    } else if (arg == "--version") {
+      std::printf("cxlccl-delta-perf %s\n", MTM_VERSION);
+      std::exit(0);
     } else {
       std::fprintf(stderr, "cxlccl-delta-perf: unknown option %s\n", arg.c_str());
       std::exit(usage(2));

@@ -68,12 +68,9 @@ const char* stateName(std::uint64_t state) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Formats, inspects and cleans a libcxlccl pool (a device-DAX, or a file on /dev/shm "
-               "or hugetlbfs, or several of them separated by commas, striped).\n\nExamples:\n"
-               "  cxlccl-pool format /dev/dax0.0            # hosts sharing a CXL device\n"
-               "  cxlccl-pool format /dev/dax0.0,/dev/dax1.0  # striped over two devices\n"
-               "  cxlccl-pool format /dev/shm/p --size 2G --coherent\n"
-               "  cxlccl-pool info /dev/shm/cxlccl.pool\n"
-               "  cxlccl-pool reclaim /dev/shm/cxlccl.pool  # free dead jobs' regions"};
+               "or hugetlbfs, or several of them separated by commas, striped).",
+               "cxlccl-pool"};
+  app.set_version_flag("--version", "cxlccl-pool " MTM_VERSION);
   app.require_subcommand(1);
   std::string path;
   std::string size = "1G";
@@ -94,6 +91,13 @@ int main(int argc, char** argv) {
                                      "the host that made them)");
   reclaim->add_option("path", path, "The pool")->required();
   reclaim->add_option("--wait-ms", waitMs, "How long a heartbeat must stand still")->capture_default_str();
+  app.footer(  // after the subcommands, which would otherwise inherit it
+      "Examples:\n"
+      "  cxlccl-pool format /dev/dax0.0              # hosts sharing a CXL device\n"
+      "  cxlccl-pool format /dev/dax0.0,/dev/dax1.0  # striped over two devices\n"
+      "  cxlccl-pool format /dev/shm/p --size 2G --coherent\n"
+      "  cxlccl-pool info /dev/shm/cxlccl.pool\n"
+      "  cxlccl-pool reclaim /dev/shm/cxlccl.pool    # free dead jobs' regions");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
