@@ -16,6 +16,8 @@ find_package(yaml-cpp CONFIG QUIET)
 mtm_require(yaml-cpp_FOUND "yaml-cpp" libyaml-cpp-dev)
 find_package(CLI11 CONFIG QUIET)
 mtm_require(CLI11_FOUND "CLI11" libcli11-dev)
+find_package(prometheus-cpp CONFIG QUIET)
+mtm_require(prometheus-cpp_FOUND "prometheus-cpp" prometheus-cpp-dev)
 
 find_package(ZLIB QUIET)
 mtm_require(ZLIB_FOUND "zlib" zlib1g-dev)

@@ -15,6 +15,7 @@
 #include "Schema.h"
 #include "mtm/Parse.h"
 #include "mtm/UniqueFd.h"
+#include "mtm/config/ListenAddress.h"
 
 namespace mtm::embedded {
 extern const std::string_view kDefaultConfig;
@@ -179,7 +180,9 @@ const Section<DaemonConfig>& daemonSection() {
         .field("log_level", &DaemonConfig::logLevel,
                Choice{{}, {"trace", "debug", "info", "warn", "error", "off"}})
         .field("cxl_pool", &DaemonConfig::cxlPool, Text{{}, true, true})  // paths, comma-separated
+        .field("metrics", &DaemonConfig::metrics, Text{})
         .check([](const YAML::Node& n, const std::string& path, DaemonConfig& cfg, Context& ctx) {
+          if (auto listen = parseListenAddress(cfg.metrics); !listen) ctx.fail(n["metrics"], path + ".metrics", listen.error().message());
           if (cfg.socket.size() > kMaxSocketPath)
             ctx.fail(n["socket"], path + ".socket",
                      "expected a path of at most " + std::to_string(kMaxSocketPath) + " bytes (a Unix socket's limit), got " +

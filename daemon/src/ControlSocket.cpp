@@ -64,24 +64,31 @@ bool sendWithFds(int fd, const std::string& data, const std::vector<int>& fds) {
 
 }  // namespace
 
-Result<ControlServer> ControlServer::open(const std::string& path, Handler handler) {
+Result<UniqueFd> listenUnix(const std::string& path, mode_t mode, const std::string& setting) {
   auto addr = socketAddress(path);
   if (!addr) return std::move(addr).takeError();
   const auto dir = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!dir.empty() && !std::filesystem::exists(dir, ec)) {
     std::filesystem::create_directories(dir, ec);
-    if (ec) return Error("cannot create " + dir.string() + ": " + ec.message() + " (set daemon.socket to a writable place)");
+    if (ec) return Error("cannot create " + dir.string() + ": " + ec.message() + " (set " + setting + " to a writable place)");
     ::chmod(dir.c_str(), 0755);
   }
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd) return Error::fromErrno("socket(AF_UNIX)", errno);
   ::unlink(path.c_str());
   if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0) return Error::fromErrno("bind " + path, errno);
-  ::chmod(path.c_str(), 0666);  // anyone may ask; SO_PEERCRED decides what they may do
+  ::chmod(path.c_str(), mode);
   // SOMAXCONN: a flood of connections must not leave root's waiting outside.
   if (::listen(fd.get(), SOMAXCONN) != 0) return Error::fromErrno("listen " + path, errno);
-  return ControlServer(std::move(fd), path, std::move(handler));
+  return fd;
+}
+
+Result<ControlServer> ControlServer::open(const std::string& path, Handler handler) {
+  // Anyone may ask; SO_PEERCRED decides what they may do.
+  auto fd = listenUnix(path, 0666, "daemon.socket");
+  if (!fd) return std::move(fd).takeError();
+  return ControlServer(std::move(*fd), path, std::move(handler));
 }
 
 ControlServer::ControlServer(ControlServer&& other) noexcept

@@ -117,6 +117,7 @@ Status Manager::attach(int pid, const std::string& origin) {
   t.uid = id->realUid;
   t.comm = id->comm;
   t.origin = origin;
+  t.cgroup = readCgroup(fs_, pid);
   t.tierBytes.assign(machine_.tiers.tiers.size(), 0);
   targets_.emplace(pid, std::move(t));
   detached_.erase(pid);
@@ -202,6 +203,9 @@ IntervalReport Manager::runIntervalSteps() {
   rep.seconds = last_.seconds;
   rep.regions = last_.regions.size();
   rep.profilerCpu = double(last_.cpuNs) / (double(config_.profiler.intervalMs) * 1e6);
+  ++totals_.intervals;
+  totals_.profilerChecks += last_.checks;
+  totals_.profilerCpuNs += last_.cpuNs;
   for (int pid : last_.exited) {
     if (targets_.count(pid)) {
       MTM_INFO("target pid={} exited", pid);
@@ -216,12 +220,16 @@ IntervalReport Manager::runIntervalSteps() {
   for (auto& [pid, t] : targets_) {
     std::fill(t.tierBytes.begin(), t.tierBytes.end(), 0);
     t.hotBytes = 0;
+    t.hotTopBytes = 0;
   }
   for (const auto& r : last_.regions) {
     auto it = targets_.find(r.pid);
     if (it == targets_.end()) continue;
     if (r.tier >= 0 && static_cast<size_t>(r.tier) < it->second.tierBytes.size()) it->second.tierBytes[r.tier] += r.end - r.start;
-    if (r.hotness >= config_.policy.hotThreshold) it->second.hotBytes += r.end - r.start;
+    if (r.hotness >= config_.policy.hotThreshold) {
+      it->second.hotBytes += r.end - r.start;
+      if (r.tier == 0) it->second.hotTopBytes += r.end - r.start;
+    }
   }
   rep.targets = targets_.size();
 
@@ -265,6 +273,9 @@ IntervalReport Manager::runIntervalSteps() {
   MTM_DEBUG("interval={} regions={} planned={} pingpong={} collapses={}", rep.interval, rep.regions, rep.plannedPages, rep.pingPongPages,
             plan.collapses.size());
   moves_ = std::make_unique<Moves>(Moves{rep.interval, std::move(demotions), std::move(promotions), std::move(plan.collapses), {}, {}, 0});
+  for (const auto* requests : {&moves_->demotions, &moves_->promotions})
+    for (const auto& r : *requests)
+      for (const auto& range : r.ranges) moves_->pages += (range.end - range.start) / migrate::kPageSize;
   worker_.start([this, mover = mover_, moves = moves_.get()] { runMoves(*mover, *moves); });
   if (movesInline_ && worker_.wait()) finishMoves(rep);
   return rep;
@@ -292,6 +303,8 @@ void Manager::onMovesDone() {
   IntervalReport done;
   finishMoves(done);
 }
+
+uint64_t Manager::pagesInFlight() const { return worker_.busy() && moves_ ? moves_->pages : 0; }
 
 void Manager::finishMoves(IntervalReport& rep) {
   Moves& m = *moves_;

@@ -48,6 +48,15 @@ Result<ProcessIdentity> readProcessIdentity(const KernelFs& fs, int pid) {
   return id;
 }
 
+std::string readCgroup(const KernelFs& fs, int pid) {
+  auto text = fs.read("proc/" + std::to_string(pid) + "/cgroup");
+  if (!text) return "";
+  // The unified hierarchy's line: "0::/path".
+  const auto at = text->find("0::");
+  if (at != 0 && (at == std::string::npos || (*text)[at - 1] != '\n')) return "";
+  return text->substr(at + 3, text->find('\n', at) - at - 3);
+}
+
 Status checkManageable(const ProcessIdentity& id) {
   const std::string who = "pid " + std::to_string(id.pid) + " (" + id.comm + ")";
   if (id.kernelThread) return Error(who + " is a kernel thread: it has no user memory to manage", EINVAL);

@@ -15,12 +15,15 @@
 #include "mtm/KernelFs.h"
 #include "mtm/Log.h"
 #include "mtm/config/ConfigLoader.h"
+#include "mtm/config/ListenAddress.h"
 #include "mtm/daemon/Cli.h"
 #include "mtm/daemon/ControlSocket.h"
 #include "mtm/daemon/IntervalClock.h"
 #include "mtm/daemon/CxlPool.h"
 #include "mtm/daemon/Machine.h"
 #include "mtm/daemon/Manager.h"
+#include "mtm/daemon/MetricsRender.h"
+#include "mtm/daemon/MetricsServer.h"
 #include "mtm/daemon/Requests.h"
 #include "mtm/daemon/Service.h"
 #include "mtm/daemon/Plugins.h"
@@ -71,6 +74,21 @@ std::unique_ptr<daemon::CxlPoolService> openCxlPool(const std::string& spec) {
   return daemon::CxlPoolService::open("").value();
 }
 
+// The metrics listener (daemon.metrics, already validated); one that cannot listen (an address
+// in use) is logged and mtmd runs on without metrics.
+std::unique_ptr<daemon::MetricsServer> openMetrics(const std::string& spec) {
+  auto at = config::parseListenAddress(spec);
+  if (!at || at->kind == config::ListenAddress::Kind::off) return nullptr;
+  auto server = daemon::MetricsServer::start(*at, "daemon.metrics");
+  if (!server) {
+    MTM_ERROR("metrics: {}: running without metrics (set daemon.metrics to a free address, or off)", server.error().message());
+    return nullptr;
+  }
+  MTM_INFO("metrics at {}/metrics", at->kind == config::ListenAddress::Kind::unix ? "unix:" + (*server)->address()
+                                                                                   : "http://" + (*server)->address());
+  return std::move(server).value();
+}
+
 std::string statusLine(const daemon::Manager& m, const daemon::IntervalReport& r) {
   return fmt::format("STATUS={} target(s), interval {}, promoted {} demoted {} pages, profiler {:.2f}% of a core",
                      r.targets, r.interval, r.promotedPages, r.demotedPages, r.profilerCpu * 100) +
@@ -113,7 +131,13 @@ int runDaemon(const Options& opts) {
     MTM_ERROR("control socket: {}", server.error().message());
     return 1;
   }
+  auto metrics = openMetrics(cfg.daemon.metrics);
+  daemon::MetricsRecorder recorder;
+  auto publishMetrics = [&] {
+    if (metrics) metrics->publish(recorder.render(m, fs));
+  };
   m.attachConfigTargets();
+  publishMetrics();
   const auto watchdog = daemon::watchdogPeriod();
   daemon::notifySystemd("READY=1\nSTATUS=managing " + std::to_string(m.lastSnapshot().regions.size()) + " regions");
   MTM_INFO("ready socket={} watchdog={}", server->path(), watchdog ? std::to_string(watchdog->count()) + "ms" : "off");
@@ -159,6 +183,10 @@ int runDaemon(const Options& opts) {
             if (next.daemon.socket != cfg.daemon.socket || next.daemon.lockFile != cfg.daemon.lockFile)
               MTM_WARN("daemon.socket and daemon.lock_file changes take effect at the next start");
             if (next.daemon.cxlPool != cxlPool->spec()) cxlPool = openCxlPool(next.daemon.cxlPool);
+            if (next.daemon.metrics != cfg.daemon.metrics) {
+              metrics.reset();  // the old listener goes first: the new one may want its address
+              metrics = openMetrics(next.daemon.metrics);
+            }
             cfg = std::move(next);
             applyLogLevel(opts, cfg);
             MTM_INFO("reloaded config={}", cfg.source);
@@ -169,7 +197,10 @@ int runDaemon(const Options& opts) {
         daemon::notifySystemd("READY=1");
       }
     }
-    if (fds[1].revents) m.onMovesDone();
+    if (fds[1].revents) {
+      m.onMovesDone();
+      publishMetrics();
+    }
     // Exits first: a status request answered in this pass must not list a process that is gone.
     m.onExits({fds.end() - static_cast<std::ptrdiff_t>(exitFds.size()), fds.end()});
     server->onReady({fds.begin() + 2, fds.end() - static_cast<std::ptrdiff_t>(exitFds.size())});
@@ -180,7 +211,10 @@ int runDaemon(const Options& opts) {
         break;
       case daemon::IntervalClock::Due::interval: {
         m.attachConfigTargets();
+        const auto start = Clock::now();
         const auto report = m.runInterval();
+        recorder.observeInterval(std::chrono::duration<double>(Clock::now() - start).count(), report);
+        publishMetrics();
         daemon::notifySystemd(statusLine(m, report));
         break;
       }

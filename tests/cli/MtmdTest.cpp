@@ -15,7 +15,7 @@ namespace {
 // `paths` is the config's daemon section, for rewrites before a SIGHUP.
 struct Daemon {
   mtm::test::TempDir dir;
-  std::string paths = "daemon:\n  socket: " + dir.path() + "/s\n  lock_file: " + dir.path() + "/l\n";
+  std::string paths = "daemon:\n  socket: " + dir.path() + "/s\n  lock_file: " + dir.path() + "/l\n  metrics: 127.0.0.1:0\n";
   std::string cfg = dir.write("mtm.yaml", paths + "  log_level: info\n");
   mtm::test::ChildProcess d{{bin("mtmd"), "--config", cfg}, dir.path() + "/log"};
 };
@@ -31,7 +31,7 @@ TEST_CASE("mtmd logs the tiers, reloads on SIGHUP, keeps its config when the new
   dir.write("mtm.yaml", paths + "policy:\n  name: bogus\n");
   d.signal(SIGHUP);
   REQUIRE(d.waitForLog("reload failed: keeping the previous config"));
-  CHECK(d.log().find(cfg + ":5: policy.name: expected one of mtm, two_tier, none, got \"bogus\"") != std::string::npos);
+  CHECK(d.log().find(cfg + ":6: policy.name: expected one of mtm, two_tier, none, got \"bogus\"") != std::string::npos);
 
   dir.write("mtm.yaml", paths + "tiers:\n  list:\n    - {name: everything, nodes: 0}\n");
   d.signal(SIGHUP);

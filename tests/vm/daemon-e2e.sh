@@ -37,6 +37,18 @@ mtmctl -c "$config" status | grep -q "^$pid " || fail "pid $pid is not in mtmctl
     mtmctl -c "$config" status -f json 2>/dev/null | grep -Eq '"moves_in_flight": ?true' && { echo yes > /tmp/inflight; exit; }
     sleep 0.1
   done ) &
+# Metrics while pages move (from phase 1 on): two scrapes of mtmd's /metrics with the same
+# per-process lines around one `mtmctl status -f json` must agree with it.
+( sleep 30
+  for i in $(seq 1 60); do
+    if wget -q -O /tmp/m1 http://127.0.0.1:9477/metrics && mtmctl -c "$config" status -f json > /tmp/mstatus.json &&
+       wget -q -O /tmp/m2 http://127.0.0.1:9477/metrics; then
+      grep '^mtm_target_' /tmp/m1 > /tmp/m1.t
+      grep '^mtm_target_' /tmp/m2 > /tmp/m2.t
+      cmp -s /tmp/m1.t /tmp/m2.t && { cp /tmp/m1 /tmp/metrics.txt; exit; }
+    fi
+    sleep 0.3
+  done ) &
 mtm-placement-watch --pid "$pid" --truth /tmp/truth.jsonl --size 512M --period 1 --label mtm > /tmp/watch.log 2>&1
 wait $run
 rc=$?
@@ -44,6 +56,26 @@ cat /tmp/run.log /tmp/watch.log
 [ $rc -eq 0 ] || fail "mtmctl run exited $rc"
 grep -q "wrong_pages=0 " /tmp/run.log || fail "the workload found corrupted pages"
 [ -f /tmp/inflight ] || fail "mtmctl status never answered while pages were moving (moves_in_flight)"
+[ -f /tmp/metrics.txt ] || fail "no two matching scrapes of http://127.0.0.1:9477/metrics while the workload ran: $(tail -3 /tmp/m1 2>&1)"
+# The workload's series: bytes per tier, pages moved; status's JSON numbers for the same.
+metric() { grep "^$1{" /tmp/metrics.txt | grep "pid=\"$pid\"" | grep -- "$2" | awk '{ print $2 }'; }
+status_field() { tr ',{}' '\n\n\n' < /tmp/mstatus.json | grep "\"$1\":" | head -1 | sed 's/.*: *//'; }
+for t in tier0 tier1 tier2 tier3; do
+  [ "$(metric mtm_target_bytes "tier=\"$t\"")" = "$(status_field ${t}_bytes)" ] ||
+    fail "$t: metrics say $(metric mtm_target_bytes "tier=\"$t\"") bytes, mtmctl status $(status_field ${t}_bytes)"
+done
+for f in promoted demoted; do
+  [ "$(metric mtm_target_${f}_pages_total '')" = "$(status_field ${f}_pages)" ] ||
+    fail "$f: metrics say $(metric mtm_target_${f}_pages_total '') pages, mtmctl status $(status_field ${f}_pages)"
+done
+[ "$(metric mtm_target_promoted_pages_total '')" -gt 0 ] || fail "no promotion in the metrics by phase 1"
+placed=$(grep "^mtm_target_bytes{" /tmp/metrics.txt | grep "pid=\"$pid\"" | awk '{ s += $2 } END { printf "%d", s }')
+[ "$placed" -gt $((256 << 20)) ] || fail "the metrics place only $placed bytes of the 512 MiB workload in tiers"
+# move_pages(2) counts in the kernel's own migration counter.
+awk '/^mtm_kernel_vmstat_total\{counter="pgmigrate_success"\}/ { ok = $2 > 0 } END { exit !ok }' /tmp/metrics.txt ||
+  fail "pgmigrate_success not above 0 in the metrics"
+echo "metrics agree with mtmctl status: $(grep -c '^mtm_' /tmp/metrics.txt) series; the workload's:"
+grep "pid=\"$pid\"" /tmp/metrics.txt
 # Per phase (columns: phase reaction hot_top old_top old_next old_bottom cold_top): hot_top >= 0.8;
 # from phase 1 on, at most half the old hot set still in the top tier and little of it in the
 # slowest tier (demotion goes one tier down while there is room).

@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     const std::string dir = std::filesystem::temp_directory_path() / ("mtm-bench-daemon." + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const std::string sock = dir + "/mtmd.sock", config = dir + "/mtm.yaml";
-    std::ofstream(config) << "daemon:\n  socket: " << sock << "\n  lock_file: " << dir << "/mtmd.lock\n";
+    std::ofstream(config) << "daemon:\n  socket: " << sock << "\n  lock_file: " << dir << "/mtmd.lock\n  metrics: 127.0.0.1:0\n";
     const pid_t mtmd = spawn({bin + "/mtmd", "--config", config}, dir + "/mtmd.log");
     bool up = false;
     for (int i = 0; i < 200 && !up; ++i, std::this_thread::sleep_for(std::chrono::milliseconds(50)))

@@ -18,7 +18,10 @@
 #include "mtm/Parse.h"
 #include "mtm/daemon/ControlSocket.h"
 #include "mtm/daemon/IntervalClock.h"
+#include "mtm/config/ListenAddress.h"
 #include "mtm/daemon/Manager.h"
+#include "mtm/daemon/MetricsRender.h"
+#include "mtm/daemon/MetricsServer.h"
 #include "mtm/daemon/SignalFd.h"
 #include "mtm/profiler/Recording.h"
 
@@ -32,6 +35,7 @@ struct RunOptions {
   bool embedded = false;  // do not look for mtmd
   std::string record;
   std::string heatmap;
+  std::string metrics;  // a listener for Prometheus (config::ListenAddress); empty: none
   bool quiet = false;
 };
 
@@ -159,6 +163,12 @@ std::string summary(const TargetStats& t) {
 
 // No mtmd: this process manages the command until it exits.
 int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
+  config::ListenAddress listen;
+  if (!o.metrics.empty()) {
+    auto at = config::parseListenAddress(o.metrics);
+    if (!at) return fail("--metrics " + o.metrics + ": " + at.error().message());
+    listen = *at;
+  }
   if (!o.policy.empty()) cfg.policy.name = o.policy;
   if (o.dryRun) cfg.migration.dryRun = true;
   auto machine = inspectMachine(KernelFs(global.kernelRoot), cfg);
@@ -175,6 +185,16 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
     auto r = profiler::Recorder::create(recordPath, cfg.profiler.intervalMs, m.profiler().activeSources());
     if (!r) return fail(r.error().message());
     recorder = std::move(*r);
+  }
+  std::unique_ptr<MetricsServer> metrics;
+  MetricsRecorder metricsRecorder;
+  if (listen.kind != config::ListenAddress::Kind::off) {
+    auto server = MetricsServer::start(listen, "--metrics");
+    if (!server) return fail(server.error().message());
+    metrics = std::move(*server);
+    if (!o.quiet)
+      std::fprintf(stderr, "mtm: metrics at %s%s/metrics\n", listen.kind == config::ListenAddress::Kind::unix ? "unix:" : "http://",
+                   metrics->address().c_str());
   }
   auto pid = launch(o.command);
   if (!pid) return launchFailure(pid.error());
@@ -194,8 +214,15 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
   Ticks ticks;
   ticks.interval = std::chrono::milliseconds(cfg.profiler.intervalMs);
   ticks.manager = &m;
+  const KernelFs fs(global.kernelRoot);
+  if (metrics) metrics->publish(metricsRecorder.render(m, fs));
   ticks.onTick = [&]() -> Status {
+    const auto start = std::chrono::steady_clock::now();
     const auto report = m.runInterval();
+    if (metrics) {
+      metricsRecorder.observeInterval(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), report);
+      metrics->publish(metricsRecorder.render(m, fs));
+    }
     cpuSum += report.profilerCpu;
     cpuPeak = std::max(cpuPeak, report.profilerCpu);
     ++intervals;
@@ -233,7 +260,8 @@ int runCommand(const Global& global, const RunOptions& o) {
   }
   auto cfg = effectiveConfig(global);
   if (!cfg) return fail(cfg.error().message());
-  const bool wantsEmbedded = o.embedded || !o.policy.empty() || o.dryRun || !o.record.empty() || !o.heatmap.empty();
+  const bool wantsEmbedded =
+      o.embedded || !o.policy.empty() || o.dryRun || !o.record.empty() || !o.heatmap.empty() || !o.metrics.empty();
   if (!wantsEmbedded) {
     auto pong = controlRequest(cfg->daemon.socket, "ping", std::chrono::seconds(2));
     if (pong) return runUnderDaemon(cfg->daemon.socket, o);
@@ -256,6 +284,8 @@ void addRunCommand(CLI::App& parent, const Global& global, Commands& out) {
   cmd->add_option("-r,--record", o->record, "Record every interval to FILE (implies --embedded)");
   cmd->add_option("--heatmap", o->heatmap, "Draw the run as out.svg or out.png at the end (implies --embedded)")
       ->check(heatmapFileValidator());
+  cmd->add_option("--metrics", o->metrics,
+                  "Serve Prometheus metrics of the run at ADDR: HOST:PORT, [IPV6]:PORT or a Unix socket path (implies --embedded)");
   cmd->add_flag("-q,--quiet", o->quiet, "Print nothing but errors (the command's own output is untouched)");
   cmd->footer("The exit status is the command's (128+N when a signal N ended it; 127: not found).\n"
               "Signals sent to mtmctl are passed on to the command; if mtmctl is killed, so is the command.\n"

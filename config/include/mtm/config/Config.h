@@ -93,6 +93,7 @@ struct DaemonConfig {
   std::string lockFile = "/run/mtm/mtmd.lock";
   std::string logLevel = "info";
   std::string cxlPool;  // a libcxlccl pool mtmd owns and hands out; empty: none
+  std::string metrics = "127.0.0.1:9477";  // Prometheus metrics: off, a Unix socket or HOST:PORT (ListenAddress.h)
   bool operator==(const DaemonConfig&) const = default;
 };
 

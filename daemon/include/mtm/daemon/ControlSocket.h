@@ -84,6 +84,10 @@ class ControlServer {
   std::map<int, Client> clients_;
 };
 
+// A listening, non-blocking Unix stream socket at `path` with file mode `mode`, replacing a stale
+// one and creating its directory (0755); errors name `setting`, the config key that chose path.
+Result<UniqueFd> listenUnix(const std::string& path, mode_t mode, const std::string& setting);
+
 // Sends one request and returns the reply body. A daemon that is not there (no socket file,
 // nobody listening) is an error with errnum ENOENT or ECONNREFUSED; a daemon's "error ..." is
 // an error with its message; no answer in time, a connection closed or reset without one each

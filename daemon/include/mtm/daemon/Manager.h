@@ -31,8 +31,10 @@ struct TargetStats {
   uid_t uid = 0;
   std::string comm;
   std::string origin;                 // why it is managed: "config", "socket", "mtmctl run", ...
+  std::string cgroup;                 // cgroup v2 path at attach ("" without one)
   std::vector<uint64_t> tierBytes;    // profiled bytes per tier, by the node its pages were found on
   uint64_t hotBytes = 0;              // bytes at or above policy.hot_threshold
+  uint64_t hotTopBytes = 0;           // of those, in the fastest tier
   uint64_t promotedPages = 0;         // 4 KiB pages, totals since attach
   uint64_t demotedPages = 0;
   uint64_t failedPages = 0;
@@ -46,6 +48,13 @@ std::string describeFailures(const std::map<int, uint64_t>& failedByErrno);
 struct TierStats {
   uint64_t promotedInPages = 0;       // pages moved into this tier, by reason
   uint64_t demotedInPages = 0;
+};
+
+// Since the manager started.
+struct ManagerTotals {
+  uint64_t intervals = 0;
+  uint64_t profilerChecks = 0;
+  uint64_t profilerCpuNs = 0;
 };
 
 // What one interval did.
@@ -110,6 +119,12 @@ class Manager {
   std::chrono::milliseconds primeLead() const { return profiler_->primeLead(); }
   const profiler::Snapshot& lastSnapshot() const { return last_; }
   const std::map<int, TargetStats>& targets() const { return targets_; }
+  const std::vector<TierStats>& tierStats() const { return tierStats_; }
+  const ManagerTotals& totals() const { return totals_; }
+  // The mover's measured rate, smoothed over intervals (0 before anything moved).
+  double moveBytesPerSecond() const { return moveBytesPerSecond_; }
+  // 4 KiB pages handed to the move worker and not yet accounted for (0 when idle).
+  uint64_t pagesInFlight() const;
 
   // `mtmctl status`: tiers, then targets; only those `viewer` owns unless it is root.
   std::string renderStatus(Format format, uid_t viewer) const;
@@ -145,6 +160,7 @@ class Manager {
     std::vector<policy::CollapseRequest> collapses;
     migrate::MoveStats demoted, promoted;
     uint64_t thpCollapsed = 0;
+    uint64_t pages = 0;  // requested, 4 KiB pages (set before the worker starts; it only reads it)
   };
   // On the worker thread: the moves, then the THPs to form again.
   void runMoves(migrate::Mover& mover, Moves& moves);
@@ -161,6 +177,7 @@ class Manager {
   std::vector<TierStats> tierStats_;
   profiler::Snapshot last_;
   IntervalReport lastReport_;
+  ManagerTotals totals_;
   IntervalReport lastMoves_;          // moved, failed, split and collapsed by the last moves to finish
   double moveBytesPerSecond_ = 0;     // the mover's measured rate, smoothed (0: nothing moved yet)
   bool movesInline_ = false;

@@ -28,6 +28,10 @@ struct ProcessIdentity {
 // Errors: "pid 42 does not exist" (ESRCH) or the /proc read failure.
 Result<ProcessIdentity> readProcessIdentity(const KernelFs& fs, int pid);
 
+// The process's cgroup v2 path ("/system.slice/foo.service"); "" when /proc says none (cgroup v1
+// only) or the process is gone.
+std::string readCgroup(const KernelFs& fs, int pid);
+
 // Whether mtm can manage this id: a process (thread group leader) with user memory. Kernel
 // threads and the ids of a process's other threads (which /proc also answers for) are
 // refused with what to do instead (EINVAL).

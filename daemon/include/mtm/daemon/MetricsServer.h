@@ -1,0 +1,56 @@
+#pragma once
+// Serves Prometheus's text exposition over HTTP (GET /metrics) on a thread of its own, from the
+// last text the owner published: the thread never touches the manager, and a slow or silent
+// client delays no one (connections are read and written as the socket allows, at most
+// kMetricsClients at once, each dropped after kMetricsClientTimeout).
+//
+// Debian's civetweb (prometheus-cpp's own server) is built without Unix sockets and IPv6
+// (mg_check_feature), which daemon.metrics offers; hence this small server. prometheus-cpp
+// makes the text (MetricsRender.h).
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mtm/Result.h"
+#include "mtm/UniqueFd.h"
+#include "mtm/config/ListenAddress.h"
+
+namespace mtm::daemon {
+
+inline constexpr size_t kMetricsClients = 64;
+inline constexpr auto kMetricsClientTimeout = std::chrono::seconds(10);
+inline constexpr size_t kMaxHttpRequest = 8192;
+
+class MetricsServer {
+ public:
+  // Listens at `at` (not off). `setting` names the config key for errors ("daemon.metrics").
+  static Result<std::unique_ptr<MetricsServer>> start(const config::ListenAddress& at, const std::string& setting);
+  ~MetricsServer();  // stops the thread; removes a Unix socket
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  // The exposition to serve from now on (any thread).
+  void publish(std::string text);
+  // Where it listens, with the port the kernel picked for port 0: "127.0.0.1:41234".
+  const std::string& address() const { return address_; }
+
+ private:
+  MetricsServer(UniqueFd listen, std::string address, std::string unixPath);
+  void run();
+  // The HTTP reply to one request (its bytes up to the blank line).
+  std::string respond(const std::string& request) const;
+
+  UniqueFd listen_;
+  UniqueFd stop_;  // an eventfd: written by the destructor
+  std::string address_;
+  std::string unixPath_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const std::string> text_;
+  std::thread thread_;
+};
+
+}  // namespace mtm::daemon
