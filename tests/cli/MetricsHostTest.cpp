@@ -10,12 +10,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <regex>
 #include <thread>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include "ChildProcess.h"
 #include "DaemonFixture.h"
@@ -68,7 +72,7 @@ std::string http(const std::string& address, const std::string& request) {
   if (fd < 0) return "";
   timeval tv{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  const std::string bytes = request + " HTTP/1.1\r\nHost: test\r\n\r\n";
+  const std::string bytes = request + " HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n";
   if (::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) != ssize_t(bytes.size())) {
     ::close(fd);
     return "";
@@ -83,6 +87,29 @@ std::string http(const std::string& address, const std::string& request) {
 std::string body(const std::string& response) {
   const auto at = response.find("\r\n\r\n");
   return at == std::string::npos ? "" : response.substr(at + 4);
+}
+
+std::string urlEncode(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '_' || c == '.' || c == '-') out += static_cast<char>(c);
+    else out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+// The PromQL queries of the Grafana dashboard (contrib/grafana), with its variables filled in.
+std::vector<std::string> dashboardQueries() {
+  std::vector<std::string> out;
+  const YAML::Node dashboard = YAML::LoadFile(mtm::test::sourceDir() + "/contrib/grafana/mtm-dashboard.json");
+  for (const auto& panel : dashboard["panels"])
+    for (const auto& target : panel["targets"]) {
+      std::string expr = target["expr"].as<std::string>();
+      for (auto [from, to] : {std::pair<std::string, std::string>{"$__rate_interval", "1m"}, {"$instance", ".*"}})
+        for (auto at = expr.find(from); at != std::string::npos; at = expr.find(from)) expr.replace(at, from.size(), to);
+      out.push_back(expr);
+    }
+  return out;
 }
 
 // A TCP port nobody listens on now.
@@ -151,6 +178,24 @@ TEST_CASE("mtmd's metrics pass promtool and a Prometheus server scrapes them per
   auto up = body(http("127.0.0.1:" + std::to_string(port), "GET /api/v1/query?query=up%7Bjob%3D%22mtmd%22%7D"));
   CHECK(up.find("\"value\":[") != std::string::npos);
   CHECK(up.find(",\"1\"]") != std::string::npos);
+
+  // The Grafana dashboard: every metric it names is served, and every query runs on this server.
+  const auto queries = dashboardQueries();
+  CHECK(queries.size() >= 10);
+  std::regex metricName("mtm_[a-z_]+");
+  for (const auto& expr : queries) {
+    INFO(expr);
+    for (auto it = std::sregex_iterator(expr.begin(), expr.end(), metricName); it != std::sregex_iterator(); ++it) {
+      std::string name = it->str();
+      if (name.size() > 7 && name.compare(name.size() - 7, 7, "_bucket") == 0) name.resize(name.size() - 7);
+      // Failures by errno have no series until a page fails to move.
+      if (name == "mtm_target_failed_pages_total") continue;
+      INFO(name);
+      CHECK(exposition.find("# TYPE " + name + " ") != std::string::npos);
+    }
+    const auto result = body(http("127.0.0.1:" + std::to_string(port), "GET /api/v1/query?query=" + urlEncode(expr)));
+    CHECK(result.find("\"status\":\"success\"") != std::string::npos);
+  }
   prometheus.signal(SIGTERM);
   prometheus.wait();
 }
