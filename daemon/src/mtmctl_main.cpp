@@ -48,7 +48,11 @@ int main(int argc, char** argv) {
   mtm::log::setup("mtmctl", global.verbosity >= 2 ? spdlog::level::debug
                           : global.verbosity == 1 ? spdlog::level::info
                                                   : spdlog::level::warn);
-  for (const auto& c : commands)
-    if (c.app->parsed()) return c.run();
+  for (const auto& c : commands) {
+    if (!c.app->parsed()) continue;
+    if (const auto* format = c.app->get_option_no_throw("--format"); format && format->count() > 0)
+      ctl::setJsonErrors(format->as<std::string>() == "json");
+    return c.run();
+  }
   return kExitUsage;
 }

@@ -28,7 +28,7 @@ Recorder::~Recorder() {
   if (file_) std::fclose(file_);
 }
 
-Status Recorder::write(const Snapshot& s) {
+Status Recorder::write(const Snapshot& s, const IntervalEvents& events) {
   JsonWriter w;
   w.beginObject();
   timespec now{};
@@ -39,8 +39,12 @@ Status Recorder::write(const Snapshot& s) {
   w.key("exited").value(s.exited);
   w.key("regions").beginArray();
   for (const auto& r : s.regions) {
-    w.beginArray().value(r.pid).value(r.start).value(r.end).value(r.hotness).value(r.node).value(r.huge).endArray();
+    w.beginArray().value(r.pid).value(r.start).value(r.end).value(r.hotness).value(r.node).value(r.huge).value(r.tier).endArray();
   }
+  w.endArray();
+  w.key("promoted_pages").value(events.promotedPages).key("demoted_pages").value(events.demotedPages);
+  w.key("events").beginArray();
+  for (const auto& e : events.events) w.value(e);
   w.endArray().endObject();
   if (std::fputs(w.str().c_str(), file_) < 0 || std::fflush(file_) != 0)
     return Error::fromErrno("write " + path_, errno);
@@ -78,9 +82,16 @@ Result<Recording> readRecording(const std::string& path) {
         info.hotness = r[3].as<double>();
         info.node = r[4].as<int>();
         info.huge = r[5].as<bool>();
+        if (r.size() > 6) info.tier = r[6].as<int>();
         s.regions.push_back(info);
       }
       rec.monotonic.push_back(n["monotonic_s"] ? n["monotonic_s"].as<double>() : 0.0);
+      IntervalEvents ev;
+      if (n["promoted_pages"]) ev.promotedPages = n["promoted_pages"].as<uint64_t>();
+      if (n["demoted_pages"]) ev.demotedPages = n["demoted_pages"].as<uint64_t>();
+      for (const auto& e : n["events"]) ev.events.push_back(e.as<std::string>());
+      for (int pid : s.exited) ev.events.push_back("pid " + std::to_string(pid) + " exited");
+      rec.events.push_back(std::move(ev));
       rec.intervals.push_back(std::move(s));
     }
   } catch (const YAML::Exception& e) {

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -500,3 +501,26 @@ TEST_CASE("mtmd without a CXL pool, or with one it cannot open, runs on and says
   CHECK_THAT(missing.process->log(), Catch::Contains("running without a CXL pool"));
   CHECK(rawRequest(missing.socket(), "ping\n") == "ok\npong\n");
 }
+
+TEST_CASE("mtmctl attach, detach and top speak JSON when asked -- a refused request is an error object", "[daemon][host]") {
+  Daemon d;
+  ChildProcess sleeper({"/bin/sleep", "30"}, d.dir.path() + "/sleep.log");
+  const std::string pid = std::to_string(sleeper.pid());
+  auto attached = d.ctl({"attach", "--format", "json", pid});
+  REQUIRE(attached.exitCode == 0);
+  CHECK(attached.out == "{\"pid\":" + pid + ",\"managed\":true,\"message\":\"attached pid " + pid + " (sleep)\"}\n");
+  // top: one status object a line per refresh.
+  auto top = d.ctl({"top", "--count", "2", "--refresh", "0.1", "-f", "json"});
+  REQUIRE(top.exitCode == 0);
+  REQUIRE(std::count(top.out.begin(), top.out.end(), '\n') == 2);
+  CHECK(top.out.rfind("{\"frame\": 0, \"status\": {", 0) == 0);
+  CHECK(top.out.find("{\"frame\": 1, \"status\": {") != std::string::npos);
+  CHECK(top.out.find("\"pid\":" + pid) != std::string::npos);
+  auto detached = d.ctl({"detach", "-f", "json", pid});
+  CHECK(detached.out == "{\"pid\":" + pid + ",\"managed\":false,\"message\":\"detached pid " + pid + "\"}\n");
+  auto again = d.ctl({"detach", "-f", "json", pid});
+  CHECK(again.exitCode == 1);
+  CHECK(again.out == "{\"error\":\"pid " + pid + " is not managed (mtmctl status lists the managed processes)\"}\n");
+  CHECK(again.err == "mtmctl: pid " + pid + " is not managed (mtmctl status lists the managed processes)\n");
+}
+

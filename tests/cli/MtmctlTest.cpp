@@ -147,3 +147,31 @@ TEST_CASE("mtmctl config show prints the effective config, which reads back", "[
   REQUIRE(again.exitCode == 0);
   CHECK(again.out.substr(again.out.find('\n')) == r.out.substr(r.out.find('\n')));
 }
+
+TEST_CASE("mtmctl config show and check speak JSON when asked -- errors as objects", "[cli]") {
+  auto show = run({bin("mtmctl"), "config", "show", "--format", "json"});
+  REQUIRE(show.exitCode == 0);
+  const YAML::Node shown = YAML::Load(show.out);
+  CHECK(shown["source"].as<std::string>() == "<embedded default>");
+  CHECK(shown["config"]["profiler"]["interval_ms"].as<int>() == 1000);
+  CHECK(shown["config"]["daemon"]["metrics"].as<std::string>() == "127.0.0.1:9477");
+  CHECK(show.out.find("\"interval_ms\":1000") != std::string::npos);  // a number, not a string
+
+  mtm::test::TempDir dir;
+  auto good = run({bin("mtmctl"), "config", "check", "-f", "json", dir.write("good.yaml", "policy:\n  name: mtm\n")});
+  CHECK(good.exitCode == 0);
+  CHECK(YAML::Load(good.out)["ok"].as<bool>());
+  const std::string badPath = dir.write("bad.yaml", "policy:\n  name: x\nprofiler:\n  budget: lots\n");
+  auto bad = run({bin("mtmctl"), "config", "check", "-f", "json", badPath});
+  CHECK(bad.exitCode == 1);
+  const YAML::Node errors = YAML::Load(bad.out);
+  CHECK_FALSE(errors["ok"].as<bool>());
+  CHECK(errors["errors"].size() == 2);
+  CHECK(errors["errors"][0].as<std::string>().find(badPath + ":2: policy.name:") == 0);
+  CHECK(!bad.err.empty());  // and the same for people, on stderr
+
+  // A failure of any command that was asked for JSON is an object on stdout.
+  auto gone = run({bin("mtmctl"), "placement", "--pid", "4194304", "--format", "json"});
+  CHECK(gone.exitCode != 0);
+  CHECK(YAML::Load(gone.out)["error"].as<std::string>().find("4194304") != std::string::npos);
+}

@@ -35,18 +35,48 @@ TEST_CASE("heatmaps join the profiled extents and average hotness per cell", "[h
   CHECK(buildHeatmap(sample(), 99, 8).rows == 0);  // another pid: nothing
 }
 
-TEST_CASE("heatmaps render as SVG and as a valid PNG", "[heatmap]") {
-  auto g = buildHeatmap(sample(), 0, 8);
+// The sample with tiers (the first extent in tier 0, the second in tier 2 until interval 2
+// moves it to tier 0), moves, and an exit.
+Recording sampleWithPlacement() {
+  Recording rec = sample();
+  for (size_t i = 0; i < rec.intervals.size(); ++i) {
+    rec.intervals[i].regions[0].tier = 0;
+    rec.intervals[i].regions[1].tier = i == 2 ? 0 : 2;
+    rec.events.push_back({i == 2 ? 1024u : 0u, 0, {}});
+  }
+  rec.events[2].events.push_back("pid 7 exited");
+  return rec;
+}
+
+TEST_CASE("heatmaps know where each row was: tiers, moves and events per interval", "[heatmap]") {
+  auto g = buildHeatmap(sampleWithPlacement(), 0, 8);
+  CHECK(g.tierCount == 3);
+  CHECK(g.tierAt(0, 0) == 0);
+  CHECK(g.tierAt(5, 1) == 2);
+  CHECK(g.tierAt(5, 2) == 0);
+  CHECK(g.movedUpBytes == std::vector<uint64_t>{0, 0, 4 << 20});
+  CHECK(g.events[2] == std::vector<std::string>{"pid 7 exited"});
+  CHECK(buildHeatmap(sample(), 0, 8).tierCount == 0);  // a recording without tiers
+}
+
+TEST_CASE("heatmaps render as SVG with both panels, axes and legends, and as a PNG of the same picture", "[heatmap]") {
+  auto g = buildHeatmap(sampleWithPlacement(), 0, 8);
   const std::string svg = renderSvg(g, "t");
-  size_t rects = 0;
-  for (size_t p = svg.find("<rect x="); p != std::string::npos; p = svg.find("<rect x=", p + 1)) ++rects;
-  CHECK(rects == 3 * 8);
-  const std::string png = renderPng(g, 2);
-  CHECK(png.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
-  CHECK(png.substr(12, 4) == "IHDR");
-  CHECK(static_cast<unsigned char>(png[19]) == 6);   // width 3 * 2
-  CHECK(static_cast<unsigned char>(png[23]) == 16);  // height 8 * 2
-  CHECK(png.substr(png.size() - 8, 4) == "IEND");
+  for (const std::string text : {">hotness<", ">placement<", ">time (s)<", ">+4.0 MiB<", "share of checks that found the memory accessed",
+                                 "tier holding most of each cell", ">tier2<", "3s: pid 7 exited", "up (max 4.0 MiB an interval)", ">not profiled<"})
+    CHECK(svg.find(text) != std::string::npos);
+  CHECK(renderSvg(buildHeatmap(sample(), 0, 8), "t").find(">placement<") == std::string::npos);
+
+  auto png = renderPng(g, "t");
+  REQUIRE(png.ok());
+  CHECK(png->substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
+  CHECK(png->substr(12, 4) == "IHDR");
+  auto u32 = [&](size_t at) {
+    return uint32_t(uint8_t((*png)[at])) << 24 | uint32_t(uint8_t((*png)[at + 1])) << 16 | uint32_t(uint8_t((*png)[at + 2])) << 8 |
+           uint32_t(uint8_t((*png)[at + 3]));
+  };
+  // As wide and tall as the SVG says.
+  CHECK(svg.find("width=\"" + std::to_string(u32(16)) + "\" height=\"" + std::to_string(u32(20)) + "\"") != std::string::npos);
 }
 
 TEST_CASE("recordings read back what was written -- a bad file names its line", "[heatmap]") {
@@ -55,7 +85,8 @@ TEST_CASE("recordings read back what was written -- a bad file names its line", 
   {
     auto rec = Recorder::create(path, 500, {"ebpf_abit"});
     REQUIRE(rec.ok());
-    for (const auto& s : sample().intervals) REQUIRE((*rec)->write(s).ok());
+    const Recording placed = sampleWithPlacement();
+    for (size_t i = 0; i < placed.intervals.size(); ++i) REQUIRE((*rec)->write(placed.intervals[i], placed.events[i]).ok());
   }
   auto back = readRecording(path);
   REQUIRE(back.ok());
@@ -65,6 +96,10 @@ TEST_CASE("recordings read back what was written -- a bad file names its line", 
   CHECK(back->intervals[2].regions[1].hotness == 1.0);
   CHECK(back->intervals[2].regions[1].huge);
   CHECK(back->intervals[2].regions[1].start == 0x50000000);
+  CHECK(back->intervals[1].regions[1].tier == 2);
+  REQUIRE(back->events.size() == 3);
+  CHECK(back->events[2].promotedPages == 1024);
+  CHECK(back->events[2].events == std::vector<std::string>{"pid 7 exited"});
   // Each line carries the machine's monotonic clock, in the order written.
   REQUIRE(back->monotonic.size() == 3);
   CHECK(back->monotonic[0] > 0);

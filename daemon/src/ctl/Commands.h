@@ -51,7 +51,9 @@ Result<config::Config> effectiveConfig(const Global& global);
 // Config plus the machine it describes.
 Result<Machine> effectiveMachine(const Global& global, config::Config& cfg);
 
-// "mtmctl: <message>" on stderr; returns 1.
+// "mtmctl: <message>" on stderr; returns 1. When the command was asked for JSON, also
+// {"error": "<message>"} on stdout, so that a script reading stdout gets an object either way.
 int fail(const std::string& message);
+void setJsonErrors(bool json);
 
 }  // namespace mtm::daemon::ctl

@@ -1,5 +1,8 @@
 #include "ctl/Commands.h"
 
+#include <cstdio>
+
+#include "mtm/Json.h"
 #include "mtm/Parse.h"
 #include "mtm/config/ConfigLoader.h"
 #include "mtm/daemon/Cli.h"
@@ -17,7 +20,16 @@ Result<Machine> effectiveMachine(const Global& global, config::Config& cfg) {
   return inspectMachine(KernelFs(global.kernelRoot), cfg);
 }
 
-int fail(const std::string& message) { return daemon::fail("mtmctl", message); }
+namespace {
+bool jsonErrors = false;
+}  // namespace
+
+void setJsonErrors(bool json) { jsonErrors = json; }
+
+int fail(const std::string& message) {
+  if (jsonErrors) std::fputs(JsonWriter().beginObject().key("error").value(message).endObject().str().c_str(), stdout);
+  return daemon::fail("mtmctl", message);
+}
 
 CLI::Validator wholeNumberValidator(uint64_t min, uint64_t max, const std::string& what) {
   return CLI::Validator(

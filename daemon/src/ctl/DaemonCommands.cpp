@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "ctl/Commands.h"
+#include "mtm/Json.h"
 #include "mtm/daemon/ControlSocket.h"
 #include "mtm/daemon/SignalFd.h"
 
@@ -44,16 +45,33 @@ int print(const Result<std::string>& reply) {
   return 0;
 }
 
+// attach and detach: mtmd's one line, or {"pid": N, "managed": true|false, "message": "..."}.
+int printChange(const DaemonOptions& o, bool managed, const Result<std::string>& reply) {
+  if (!reply || o.format != "json") return print(reply);
+  std::string message = *reply;
+  while (!message.empty() && message.back() == '\n') message.pop_back();
+  JsonWriter w;
+  w.beginObject().key("pid").value(o.pid).key("managed").value(managed).key("message").value(message).endObject();
+  std::fputs(w.str().c_str(), stdout);
+  return 0;
+}
+
 int runTop(const Global& global, const DaemonOptions& o) {
   auto signals = SignalFd::open({SIGINT, SIGTERM});
   if (!signals) return fail(signals.error().message());
   const bool tty = ::isatty(STDOUT_FILENO);
   for (int i = 0; o.count == 0 || i < o.count; ++i) {
-    auto reply = ask(global, o, "status text");
+    auto reply = ask(global, o, "status " + o.format);
     if (!reply) return fail(reply.error().message());
-    if (tty) std::fputs("\033[H\033[2J", stdout);
-    std::printf("mtmctl top: every %.1f s, Ctrl-C quits\n\n%s", o.refresh, reply->c_str());
-    if (!tty) std::fputs("\n", stdout);
+    if (o.format == "json") {  // one frame a line: {"frame": N, "status": {...}}
+      std::string status = *reply;
+      while (!status.empty() && status.back() == '\n') status.pop_back();
+      std::printf("{\"frame\": %d, \"status\": %s}\n", i, status.c_str());
+    } else {
+      if (tty) std::fputs("\033[H\033[2J", stdout);
+      std::printf("mtmctl top: every %.1f s, Ctrl-C quits\n\n%s", o.refresh, reply->c_str());
+      if (!tty) std::fputs("\n", stdout);
+    }
     std::fflush(stdout);
     if (o.count != 0 && i + 1 == o.count) break;
     auto sig = signals->wait(static_cast<int>(o.refresh * 1000));
@@ -69,18 +87,23 @@ void addDaemonCommands(CLI::App& parent, const Global& global, Commands& out) {
   auto socketOption = [&](CLI::App* cmd) {
     cmd->add_option("--socket", o->socket, "mtmd's control socket (default: daemon.socket of the config)");
   };
+  auto formatOption = [&](CLI::App* cmd) {
+    cmd->add_option("-f,--format", o->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  };
   auto* attach = parent.add_subcommand("attach", "Ask mtmd to manage a running process (yours, or any as root)");
   attach->add_option("PID", o->pid, "Process id")->required()->check(pidValidator());
+  formatOption(attach);
   socketOption(attach);
-  out.push_back({attach, [&global, o] { return print(ask(global, *o, "attach " + std::to_string(o->pid))); }});
+  out.push_back({attach, [&global, o] { return printChange(*o, true, ask(global, *o, "attach " + std::to_string(o->pid))); }});
 
   auto* detach = parent.add_subcommand("detach", "Ask mtmd to stop managing a process (its pages stay where they are)");
   detach->add_option("PID", o->pid, "Process id")->required()->check(pidValidator());
+  formatOption(detach);
   socketOption(detach);
-  out.push_back({detach, [&global, o] { return print(ask(global, *o, "detach " + std::to_string(o->pid))); }});
+  out.push_back({detach, [&global, o] { return printChange(*o, false, ask(global, *o, "detach " + std::to_string(o->pid))); }});
 
   auto* status = parent.add_subcommand("status", "What mtmd manages: tiers, processes, residency, migrations, profiler cost");
-  status->add_option("-f,--format", o->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  formatOption(status);
   socketOption(status);
   out.push_back({status, [&global, o] { return print(ask(global, *o, "status " + o->format)); }});
 
@@ -88,6 +111,7 @@ void addDaemonCommands(CLI::App& parent, const Global& global, Commands& out) {
   top->add_option("-n,--refresh", o->refresh, "Seconds between refreshes (default 1)")->check(CLI::Range(0.1, 3600.0));
   top->add_option("--count", o->count, "Exit after this many refreshes (default: never)")
       ->check(wholeNumberValidator(0, INT32_MAX, "a count of refreshes"));
+  top->add_option("-f,--format", o->format, "text, or json: one status object a line per refresh")->check(CLI::IsMember({"text", "json"}));
   socketOption(top);
   out.push_back({top, [&global, o] { return runTop(global, *o); }});
 }

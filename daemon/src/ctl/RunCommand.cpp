@@ -227,7 +227,11 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
     cpuPeak = std::max(cpuPeak, report.profilerCpu);
     ++intervals;
     if (recorder)
-      if (auto st = recorder->write(m.lastSnapshot()); !st.ok()) return st;
+      if (auto st = recorder->write(m.lastSnapshot(), {report.promotedPages, report.demotedPages,
+                                                       intervals == 1 ? std::vector<std::string>{"managing pid " + std::to_string(*pid)}
+                                                                      : std::vector<std::string>{}});
+          !st.ok())
+        return st;
     if (auto it = m.targets().find(*pid); it != m.targets().end()) last = it->second;
     if (!o.quiet)
       std::fprintf(stderr, "mtm: %s | moved up %.1f MiB, down %.1f MiB | profiler %.2f%%\n", m.residencyLine().c_str(),

@@ -29,6 +29,9 @@ const Config& defaultConfig();
 
 // The config as YAML, every key present.
 std::string renderConfig(const Config& config);
+// The same as JSON: {"source": ..., "config": {...}}; numbers and booleans typed, sizes, rates
+// and fractions as the strings renderConfig writes.
+std::string renderConfigJson(const Config& config);
 
 // Every key path ("profiler.interval_ms", "tiers.list[].nodes"), for documentation checks.
 std::vector<std::string> configKeys();

@@ -2,7 +2,10 @@
 // Profiles on disk: JSON lines, one header, then one line per interval.
 //   {"mtm_profile":1,"interval_ms":1000,"sources":["ebpf_abit"]}
 //   {"interval":0,"seconds":1.00,"monotonic_s":5123.4,"checks":5000,"cpu_ns":2100000,"exited":[],
-//    "regions":[[pid,start,end,hotness,node,huge],...]}
+//    "regions":[[pid,start,end,hotness,node,huge,tier],...],
+//    "promoted_pages":0,"demoted_pages":0,"events":["..."]}
+// The last three, and a region's tier, are there when the writer knew them (mtmctl run does;
+// older recordings lack them).
 
 #include <cstdio>
 #include <memory>
@@ -14,6 +17,13 @@
 
 namespace mtm::profiler {
 
+// What a manager did in an interval, beside what the profiler saw.
+struct IntervalEvents {
+  uint64_t promotedPages = 0;  // 4 KiB pages moved up, down
+  uint64_t demotedPages = 0;
+  std::vector<std::string> events;  // "pid 42 exited", ...
+};
+
 struct Recording {
   uint32_t intervalMs = 0;
   std::vector<std::string> sources;
@@ -21,6 +31,7 @@ struct Recording {
   // Per interval: CLOCK_MONOTONIC seconds when it was written, to line it up with other clocks
   // on the machine (0 in recordings that predate it).
   std::vector<double> monotonic;
+  std::vector<IntervalEvents> events;  // per interval
 };
 
 class Recorder {
@@ -28,7 +39,7 @@ class Recorder {
   static Result<std::unique_ptr<Recorder>> create(const std::string& path, uint32_t intervalMs,
                                                   const std::vector<std::string>& sources);
   ~Recorder();
-  Status write(const Snapshot& snapshot);
+  Status write(const Snapshot& snapshot, const IntervalEvents& events = {});
 
  private:
   explicit Recorder(FILE* f, std::string path) : file_(f), path_(std::move(path)) {}
