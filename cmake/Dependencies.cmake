@@ -23,9 +23,6 @@ pkg_check_modules(NUMA QUIET IMPORTED_TARGET numa)
 mtm_require(NUMA_FOUND "libnuma" libnuma-dev)
 pkg_check_modules(LIBBPF QUIET IMPORTED_TARGET libbpf)
 mtm_require(LIBBPF_FOUND "libbpf" libbpf-dev)
-# Heatmaps as PNG: the SVG rasterised by librsvg onto a cairo surface.
-pkg_check_modules(RSVG QUIET IMPORTED_TARGET librsvg-2.0 cairo)
-mtm_require(RSVG_FOUND "librsvg and cairo" "librsvg2-dev libcairo2-dev")
 
 # libpfm4 ships neither a CMake config nor a pkg-config file.
 find_library(PFM_LIBRARY pfm)

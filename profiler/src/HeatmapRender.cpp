@@ -1,8 +1,10 @@
-// The heatmap as a picture: SVG written here, PNG by rasterising that SVG with librsvg.
-#include <cairo.h>
-#include <librsvg/rsvg.h>
+// The heatmap as a picture: SVG written here, PNG by rsvg-convert (librsvg) from that SVG -- a
+// program, not a library, so that mtmd and mtmctl stay free of librsvg's 50 MB of libraries.
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <array>
 #include <cmath>
 
@@ -196,39 +198,32 @@ std::string renderSvg(const HeatmapGrid& g, const std::string& title) {
   return svg + "</svg>\n";
 }
 
-Result<std::string> renderPng(const HeatmapGrid& g, const std::string& title) {
+Status writePng(const HeatmapGrid& g, const std::string& title, const std::string& path) {
+  char svgPath[] = "/tmp/mtm-heatmap-XXXXXX.svg";
+  const int fd = ::mkstemps(svgPath, 4);
+  if (fd < 0) return Error::fromErrno("heatmap: cannot create a temporary SVG", errno);
   const std::string svg = renderSvg(g, title);
-  GError* error = nullptr;
-  RsvgHandle* handle = rsvg_handle_new_from_data(reinterpret_cast<const guint8*>(svg.data()), svg.size(), &error);
-  if (handle == nullptr) {
-    std::string why = error ? error->message : "unknown error";
-    if (error) g_error_free(error);
-    return Error("librsvg cannot read the heatmap: " + why);
+  const bool written = ::write(fd, svg.data(), svg.size()) == ssize_t(svg.size());
+  ::close(fd);
+  Status status;
+  if (!written) {
+    status = Error::fromErrno(std::string("heatmap: cannot write ") + svgPath, errno);
+  } else {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::execlp("rsvg-convert", "rsvg-convert", "--format", "png", "--output", path.c_str(), svgPath, nullptr);
+      ::_exit(errno == ENOENT ? 127 : 126);
+    }
+    int wstatus = 0;
+    if (child < 0 || ::waitpid(child, &wstatus, 0) != child) status = Error::fromErrno("heatmap: cannot run rsvg-convert", errno);
+    else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 127)
+      status = Error("a PNG heatmap needs rsvg-convert (apt-get install librsvg2-bin); or write " +
+                     path.substr(0, path.size() - 4) + ".svg");
+    else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
+      status = Error("rsvg-convert could not turn the heatmap into " + path);
   }
-  const Layout l = layoutFor(g);
-  cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, l.width, l.height);
-  cairo_t* cr = cairo_create(surface);
-  const RsvgRectangle viewport{0, 0, double(l.width), double(l.height)};
-  const bool drawn = rsvg_handle_render_document(handle, cr, &viewport, &error);
-  std::string png;
-  if (drawn) {
-    cairo_surface_write_to_png_stream(
-        surface,
-        [](void* out, const unsigned char* data, unsigned int length) {
-          static_cast<std::string*>(out)->append(reinterpret_cast<const char*>(data), length);
-          return CAIRO_STATUS_SUCCESS;
-        },
-        &png);
-  }
-  cairo_destroy(cr);
-  cairo_surface_destroy(surface);
-  g_object_unref(handle);
-  if (!drawn) {
-    std::string why = error ? error->message : "unknown error";
-    if (error) g_error_free(error);
-    return Error("librsvg cannot draw the heatmap: " + why);
-  }
-  return png;
+  ::unlink(svgPath);
+  return status;
 }
 
 }  // namespace mtm::profiler

@@ -209,6 +209,10 @@ TEST_CASE("mtmctl profile records intervals that mtmctl heatmap draws", "[profil
   auto png = test::run({test::bin("mtmctl"), "heatmap", rec, "-o", dir.path() + "/h.png"});
   CHECK(png.exitCode == 0);
   CHECK(test::readFile(dir.path() + "/h.png").substr(1, 3) == "PNG");
+  // Without rsvg-convert, a PNG says how to get it (and an SVG still works).
+  auto noConverter = test::run({"/usr/bin/env", "PATH=/nonexistent", test::bin("mtmctl"), "heatmap", rec, "-o", dir.path() + "/n.png"});
+  CHECK(noConverter.exitCode == 1);
+  CHECK(noConverter.err == "mtmctl: a PNG heatmap needs rsvg-convert (apt-get install librsvg2-bin); or write " + dir.path() + "/n.svg\n");
   auto bad = test::run({test::bin("mtmctl"), "heatmap", rec, "-o", dir.path() + "/h.gif"});
   CHECK(bad.exitCode == 2);
   auto dead = test::run({test::bin("mtmctl"), "profile", "--pid", "999999", "--duration", "1"});

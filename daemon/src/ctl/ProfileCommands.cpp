@@ -159,17 +159,13 @@ Result<std::string> writeHeatmap(const std::string& recording, const std::string
   auto grid = profiler::buildHeatmap(*rec, pid, rows);
   if (grid.rows == 0) return Error(recording + ": no region to draw" + (pid ? " for pid " + std::to_string(pid) : ""));
   const std::string title = "mtm heatmap: " + recording + (pid ? ", pid " + std::to_string(pid) : "");
-  std::string picture;
   if (png) {
-    auto drawn = profiler::renderPng(grid, title);
-    if (!drawn) return std::move(drawn).takeError();
-    picture = std::move(*drawn);
+    if (auto st = profiler::writePng(grid, title, output); !st.ok()) return st.error();
   } else {
-    picture = profiler::renderSvg(grid, title);
+    std::ofstream f(output);
+    f << profiler::renderSvg(grid, title);
+    if (!f) return Error("cannot write " + output);
   }
-  std::ofstream f(output, std::ios::binary);
-  f << picture;
-  if (!f) return Error("cannot write " + output);
   return output + ": " + std::to_string(grid.columns) + " intervals x " + std::to_string(grid.rows) + " address rows (" +
          formatBytes(grid.bytesPerRow) + " each)";
 }

@@ -32,7 +32,8 @@ HeatmapGrid buildHeatmap(const Recording& rec, int pid, size_t rows);
 
 // The picture: title, hotness and tier panels, moves, events, axes in seconds and MiB, legends.
 std::string renderSvg(const HeatmapGrid& grid, const std::string& title);
-// The same picture as a PNG (the SVG rasterised by librsvg).
-Result<std::string> renderPng(const HeatmapGrid& grid, const std::string& title);
+// The same picture as a PNG file at `path`: the SVG rasterised by rsvg-convert (librsvg2-bin);
+// without it, an error that says how to get it.
+Status writePng(const HeatmapGrid& grid, const std::string& title, const std::string& path);
 
 }  // namespace mtm::profiler
