@@ -11,7 +11,7 @@ mtmctl tiers --format json > /tmp/tiers.json || fail "mtmctl tiers failed"
 grep -q '"source": *"hmat"' /tmp/tiers.json || fail "tiers not formed from HMAT: $(head -c 400 /tmp/tiers.json)"
 mtmctl tiers | grep -q "lump together nodes that hmat tells apart" || fail "mtmctl tiers does not say why HMAT was used"
 
-mtmctl run -- mtm-test-hotset --size 256M --hot-fraction 0.25 --pattern sliding --start-node 3 \
+mtmctl run --heatmap /tmp/run.svg -- mtm-test-hotset --size 256M --hot-fraction 0.25 --pattern sliding --start-node 3 \
   --phases 1 --phase-seconds 60 --truth /tmp/truth.jsonl --ready /tmp/ready > /tmp/run.log 2>&1 &
 run=$!
 wait_ready /tmp/ready
@@ -27,4 +27,11 @@ hot=$(awk '$1 == "0" && NF == 7 { print $3 }' /tmp/watch.txt | tail -1)
 [ -n "$hot" ] || fail "no placement measured"
 awk -v h="$hot" 'BEGIN { exit !(h >= 0.5) }' || fail "only $hot of the hot set reached tier 0 in 60 s"
 echo "hot set in tier 0 at the end: $hot"
+# The heatmap's recording knows where the memory was: regions in tier 3, where the workload
+# started, and in tier 0, where its hot set went ([pid,start,end,hotness,node,huge,tier]), and
+# what moved; the picture has the placement panel.
+grep -Eq '(true|false),3\]' /tmp/run.svg.jsonl || fail "no region recorded in tier 3"
+grep -Eq '(true|false),0\]' /tmp/run.svg.jsonl || fail "no region recorded in tier 0"
+grep -q '"promoted_pages":[1-9]' /tmp/run.svg.jsonl || fail "no promotion recorded"
+grep -q '>placement<' /tmp/run.svg && grep -q '>tier3<' /tmp/run.svg || fail "the heatmap has no placement panel"
 echo "PASS debian61-e2e"
