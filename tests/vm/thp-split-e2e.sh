@@ -40,9 +40,9 @@ migrate $quarter $end1 2 --split-thp
 [ "$(field pages_moved /tmp/m.json)" -eq 384 ] || fail "moved $(field pages_moved /tmp/m.json) pages, expected 384"
 [ "$(placement $thp1 $end1)" = "2:2097152:0" ] || fail "THP 1's pages are not all on node 2: $(placement $thp1 $end1)"
 
-mtmctl collapse --pid "$pid" --range "$(hex $thp1)-$(hex $end1)" > /tmp/c.txt || fail "collapse: $(cat /tmp/c.txt)"
+mtmctl collapse --pid "$pid" --range "$(hex $thp1)-$(hex $end1)" --format json > /tmp/c.txt || fail "collapse: $(cat /tmp/c.txt)"
 cat /tmp/c.txt
-grep -q "thps=1" /tmp/c.txt || fail "collapse formed no THP: $(cat /tmp/c.txt)"
+grep -q "\"thps_formed\":1}" /tmp/c.txt || fail "collapse formed no THP: $(cat /tmp/c.txt)"
 [ "$(anon)" -eq "$before" ] || fail "AnonHugePages $(anon) kB after the collapse, expected $before"
 got=$(placement $thp1 $end1)
 echo "after the collapse: $got"

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "ctl/Commands.h"
+#include "mtm/Json.h"
 #include "ctl/Migration.h"
 #include "mtm/daemon/MigrationReport.h"
 #include "mtm/migrate/Placement.h"
@@ -36,6 +37,7 @@ void addPlacementCommands(CLI::App& parent, const Global& global, Commands& out)
   struct CollapseOptions {
     int pid = 0;
     std::vector<std::string> ranges;
+    std::string format = "text";
   };
   auto coll = std::make_shared<CollapseOptions>();
   auto* collapse = parent.add_subcommand(
@@ -44,13 +46,17 @@ void addPlacementCommands(CLI::App& parent, const Global& global, Commands& out)
   collapse->add_option("-r,--range", coll->ranges, "Address range START-END (hex); repeatable")
       ->required()
       ->check(addressRangeValidator());
+  collapse->add_option("-f,--format", coll->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   out.push_back({collapse, [coll] {
                    auto ranges = parseRanges(coll->ranges);
                    if (!ranges) return fail(ranges.error().message());
                    LiveKernel kernel;
                    auto formed = migrate::collapseThps(kernel.deps(), coll->pid, *ranges);
                    if (!formed) return fail(formed.error().message());
-                   std::printf("collapsed pid=%d thps=%llu\n", coll->pid, static_cast<unsigned long long>(*formed));
+                   if (coll->format == "json")
+                     std::fputs(JsonWriter().beginObject().key("pid").value(coll->pid).key("thps_formed").value(uint64_t{*formed}).endObject().str().c_str(), stdout);
+                   else
+                     std::printf("collapsed pid=%d thps=%llu\n", coll->pid, static_cast<unsigned long long>(*formed));
                    return 0;
                  }});
 }
