@@ -2,6 +2,8 @@
 // buffer, and the accessed-bit source finding a workload's known hot set.
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -203,6 +205,17 @@ TEST_CASE("mtmctl profile records intervals that mtmctl heatmap draws", "[profil
   REQUIRE(r.exitCode == 0);
   CHECK(r.out.find("# profiling 1 process(es) with ebpf_abit, interval 200 ms") != std::string::npos);
   CHECK(r.out.find("hottest regions:") != std::string::npos);
+  // As JSON: an object a line per interval, then the hottest regions.
+  auto json = test::run({test::bin("mtmctl"), "profile", "--pid", std::to_string(workload.pid()), "--duration", "1",
+                         "--interval-ms", "200", "--source", "ebpf_abit", "--format", "json"});
+  REQUIRE(json.exitCode == 0);
+  std::vector<std::string> lines;
+  std::istringstream in(json.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  REQUIRE(lines.size() >= 2);
+  CHECK(lines.front().rfind("{\"interval\":", 0) == 0);
+  CHECK(lines.front().find("\"checks\":") != std::string::npos);
+  CHECK(lines.back().rfind("{\"hottest\":[{\"pid\":" + std::to_string(workload.pid()), 0) == 0);
   auto svg = test::run({test::bin("mtmctl"), "heatmap", rec, "-o", dir.path() + "/h.svg"});
   CHECK(svg.exitCode == 0);
   CHECK(test::readFile(dir.path() + "/h.svg").rfind("<svg", 0) == 0);

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "ctl/Commands.h"
+#include "mtm/Json.h"
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
 #include "mtm/daemon/SignalFd.h"
@@ -22,6 +23,7 @@ struct ProfileOptions {
   std::string budget;
   std::vector<std::string> sources;
   std::string record;
+  std::string format = "text";
   bool quiet = false;
 };
 
@@ -64,7 +66,8 @@ int runProfile(const Global& global, const ProfileOptions& o) {
   }
   std::string names;
   for (const auto& n : (*prof)->activeSources()) names += (names.empty() ? "" : ",") + n;
-  if (!o.quiet)
+  const bool json = o.format == "json";
+  if (!o.quiet && !json)
     std::printf("# profiling %zu process(es) with %s, interval %u ms, budget %.2f%% of one core\n", o.pids.size(),
                 names.c_str(), cfg.profiler.intervalMs, cfg.profiler.budget * 100);
   const int intervals = std::max(1, static_cast<int>(o.duration * 1000 / cfg.profiler.intervalMs));
@@ -81,10 +84,17 @@ int runProfile(const Global& global, const ProfileOptions& o) {
     last = (*prof)->runInterval();
     if (recorder)
       if (auto st = recorder->write(last); !st.ok()) return fail(st.error().message());
-    if (!o.quiet)
+    const double cpu = double(last.cpuNs) / (cfg.profiler.intervalMs * 1e6);
+    if (json && !o.quiet) {  // one object a line per interval
+      JsonWriter w;
+      w.beginObject().key("interval").value(last.interval).key("seconds").value(last.seconds);
+      w.key("regions").value(uint64_t{last.regions.size()}).key("checks").value(last.checks).key("cpu").value(cpu);
+      w.key("hot_bytes").value(hotBytes(last, cfg.policy.hotThreshold)).key("exited").value(last.exited).endObject();
+      std::fputs(w.str().c_str(), stdout);
+    } else if (!o.quiet)
       std::printf("t=%6.1fs regions=%5zu checks=%7llu cpu=%5.2f%% hot=%s%s\n", last.seconds, last.regions.size(),
                   static_cast<unsigned long long>(last.checks),
-                  100.0 * double(last.cpuNs) / (cfg.profiler.intervalMs * 1e6),
+                  100.0 * cpu,
                   formatBytes(hotBytes(last, cfg.policy.hotThreshold)).c_str(),
                   last.exited.empty() ? "" : " (a target exited)");
     std::fflush(stdout);
@@ -103,6 +113,13 @@ int runProfile(const Global& global, const ProfileOptions& o) {
               r.node >= 0 ? Cell(int64_t{r.node}) : Cell(), r.tier >= 0 ? Cell(int64_t{r.tier}) : Cell(),
               std::string(r.huge ? "yes" : "no")});
   }
+  if (json && !o.quiet) {  // the last line: {"hottest": [...]}
+    JsonWriter w;
+    w.beginObject().key("hottest");
+    t.writeJson(w);
+    std::fputs(w.endObject().str().c_str(), stdout);
+    return 0;
+  }
   if (!o.quiet) std::printf("\nhottest regions:\n%s", t.renderText().c_str());
   if (!o.record.empty() && !o.quiet) std::printf("\nrecorded to %s (mtmctl heatmap %s -o heatmap.svg)\n", o.record.c_str(), o.record.c_str());
   return 0;
@@ -119,6 +136,8 @@ void addProfileCommands(CLI::App& parent, const Global& global, Commands& out) {
   cmd->add_option("--budget", o->budget, "CPU budget, a fraction of one core: 1% or 0.01 (default: profiler.budget)");
   cmd->add_option("--source", o->sources, "Source to use; repeatable (default: profiler.sources)")
       ->check(CLI::IsMember({"hw_sample", "ebpf_abit", "page_fault", "damon_vaddr", "none"}));
+  cmd->add_option("-f,--format", o->format, "text, or json: an object a line per interval, then {\"hottest\": [...]}")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("-r,--record", o->record, "Write every interval to FILE (JSON lines) for mtmctl heatmap");
   cmd->add_flag("-q,--quiet", o->quiet, "Print nothing but errors");
   out.push_back({cmd, [&global, o] { return runProfile(global, *o); }});
