@@ -153,17 +153,22 @@ TEST_CASE("mtmd's descriptors and memory stay level over 100 reloads that rebuil
     REQUIRE(d.process->waitForLog("reloaded config=", n, 30));
   };
   for (int n = 1; n <= 5; ++n) reload(n);  // allocators and caches settle
-  const auto fds = openFds();
+  // An interval may hold a file open for a moment (/proc reads): the fewest seen over a second.
+  auto fds = openFds();
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    fds = std::min(fds, openFds());
+  }
   const auto rss = rssKiB();
   for (int n = 6; n <= 105; ++n) reload(n);
   CHECK(d.process->log().find("dropped after reload") == std::string::npos);
-  // An interval may hold a file open for a moment (/proc reads): a leak never goes away.
+  // ... and a leak never goes away.
   auto now = openFds();
-  for (int i = 0; i < 40 && now != fds; ++i) {
+  for (int i = 0; i < 40 && now > fds; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     now = openFds();
   }
-  CHECK(now == fds);
+  CHECK(now <= fds);
   if (mtm::test::kAddressSanitizer) {
     WARN("RSS not compared: ASan's quarantine holds freed memory (the plain build compares it)");
   } else {

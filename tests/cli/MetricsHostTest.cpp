@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <csignal>
@@ -136,20 +137,23 @@ TEST_CASE("mtmd's metrics pass promtool and a Prometheus server scrapes them per
   const std::string pid = std::to_string(workload.pid());
   REQUIRE(d.ctl({"attach", pid}).exitCode == 0);
 
-  std::string exposition;
-  for (int i = 0; i < 50 && exposition.find("mtm_target_hot_bytes{") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    exposition = body(http(address, "GET /metrics"));
-  }
-  INFO(exposition);
   const std::string who = "cgroup=\"[^\"]*\",comm=\"mtm-test-hotset\",pid=\"" + pid + "\"";
-  for (const std::string& series : std::vector<std::string>{"mtm_target_bytes\\{" + who + ",tier=\"tier0\"\\} [1-9]", "mtm_target_hot_bytes\\{" + who + "\\} ",
+  const std::vector<std::string> expected{"mtm_target_bytes\\{" + who + ",tier=\"tier0\"\\} [1-9]", "mtm_target_hot_bytes\\{" + who + "\\} ",
                                    "mtm_target_promoted_pages_total\\{" + who + "\\} 0", "mtm_tier_free_bytes\\{tier=\"tier0\"\\} [1-9]",
                                    "mtm_tier_kernel_reserve_bytes\\{tier=\"tier0\"\\} [1-9]", "mtm_profiler_checks_total [1-9]",
                                    "mtm_profiler_source_info\\{source=\"[a-z_]+\"\\} 1", "mtm_interval_duration_seconds_count [1-9]",
                                    "mtm_plan_pages_bucket\\{le=\"\\+Inf\"\\} [1-9]", "mtm_build_info\\{version=\"" MTM_VERSION "\"\\} 1",
-                                   "mtm_kernel_vmstat_total\\{counter=\"pgmigrate_success\"\\} [0-9]", "mtm_mover_pages_in_flight 0"})
-    CHECK(std::regex_search(exposition, std::regex("(^|\n)" + series)));
+                                   "mtm_kernel_vmstat_total\\{counter=\"pgmigrate_success\"\\} [0-9]", "mtm_mover_pages_in_flight 0"};
+  auto has = [](const std::string& text, const std::string& series) { return std::regex_search(text, std::regex("(^|\n)" + series)); };
+  // Until every series is there (a slow build profiles the workload's pages over a few intervals).
+  std::string exposition;
+  for (int i = 0; i < 100; ++i) {
+    exposition = body(http(address, "GET /metrics"));
+    if (std::all_of(expected.begin(), expected.end(), [&](const std::string& s) { return has(exposition, s); })) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  INFO(exposition);
+  for (const std::string& series : expected) CHECK(has(exposition, series));
 
   // promtool: the format, and Prometheus's naming conventions (units, _total).
   TempDir dir;

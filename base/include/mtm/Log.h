@@ -6,6 +6,8 @@
 // Debug builds add file:line to each line.
 
 #include <chrono>
+#include <cstdarg>
+#include <string>
 #include <memory>
 #include <string_view>
 
@@ -15,11 +17,15 @@ namespace mtm::log {
 
 enum class Target { Auto, Terminal, Journal };
 
-// Makes the logger (idempotent) and routes libnuma's and libbpf's messages into it.
+// Makes the logger (idempotent). libbpf's and libnuma's messages reach it too: the profiler
+// and the mover, which use those libraries, route them (LibbpfLog.cpp, LibnumaLog.cpp).
 void setup(std::string_view program, spdlog::level::level_enum level = spdlog::level::info,
            Target target = Target::Auto);
 
 spdlog::logger& get();
+
+// A C library's printf-style message as one line (trailing newline and spaces dropped).
+std::string formatCMessage(const char* fmt, va_list args);
 
 // Parses "trace|debug|info|warn|error|off"; false when the name is unknown.
 bool parseLevel(std::string_view name, spdlog::level::level_enum& out);

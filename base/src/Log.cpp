@@ -9,8 +9,6 @@
 #include <mutex>
 #include <string>
 
-#include <bpf/libbpf.h>
-#include <numa.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -46,24 +44,6 @@ std::shared_ptr<spdlog::logger>& instance() {
   return logger;
 }
 
-std::string vformat(const char* fmt, va_list args) {
-  char buf[1024];
-  int n = std::vsnprintf(buf, sizeof buf, fmt, args);
-  std::string s(buf, n < 0 ? 0 : std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-int libbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
-  std::string text = vformat(fmt, args);
-  if (text.rfind("libbpf: ", 0) == 0) text.erase(0, 8);  // most of its messages name it already
-  switch (level) {
-    case LIBBPF_WARN: get().warn("libbpf: {}", text); break;
-    case LIBBPF_INFO: get().info("libbpf: {}", text); break;
-    case LIBBPF_DEBUG: get().debug("libbpf: {}", text); break;
-  }
-  return 0;
-}
 
 // "%*": " [file.cpp:42]" where the message was made, when known; nothing otherwise.
 class SourceFlag final : public spdlog::custom_flag_formatter {
@@ -86,6 +66,14 @@ constexpr const char* kSource = "%*";
 
 }  // namespace
 
+std::string formatCMessage(const char* fmt, va_list args) {
+  char buf[1024];
+  int n = std::vsnprintf(buf, sizeof buf, fmt, args);
+  std::string s(buf, n < 0 ? 0 : std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
 void setup(std::string_view program, spdlog::level::level_enum level, Target target) {
   auto& logger = instance();
   if (target == Target::Auto) {
@@ -106,7 +94,6 @@ void setup(std::string_view program, spdlog::level::level_enum level, Target tar
   logger = std::make_shared<spdlog::logger>(std::string(program), sink);
   logger->set_level(level);
   logger->flush_on(spdlog::level::warn);
-  libbpf_set_print(libbpfPrint);
 }
 
 spdlog::logger& get() {
@@ -141,17 +128,3 @@ bool RateLimit::allow(std::chrono::steady_clock::time_point now, unsigned& suppr
 }
 
 }  // namespace mtm::log
-
-// libnuma reports through these weak hooks; a program-wide definition replaces its own
-// (numa(3): "numa_error ... and numa_warn ... can be overridden").
-extern "C" void numa_error(char* where) {
-  mtm::log::get().error("libnuma: {}: {}", where, std::strerror(errno));
-}
-
-extern "C" void numa_warn(int number, char* fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  std::string text = mtm::log::vformat(fmt, args);
-  va_end(args);
-  mtm::log::get().warn("libnuma: {} (warning {})", text, number);
-}
