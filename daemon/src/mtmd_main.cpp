@@ -84,8 +84,7 @@ std::unique_ptr<daemon::MetricsServer> openMetrics(const std::string& spec) {
     MTM_ERROR("metrics: {}: running without metrics (set daemon.metrics to a free address, or off)", server.error().message());
     return nullptr;
   }
-  MTM_INFO("metrics at {}/metrics", at->kind == config::ListenAddress::Kind::unix ? "unix:" + (*server)->address()
-                                                                                   : "http://" + (*server)->address());
+  MTM_INFO("metrics at {}", (*server)->url());
   return std::move(server).value();
 }
 

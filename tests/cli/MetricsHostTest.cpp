@@ -256,3 +256,23 @@ TEST_CASE("mtmd runs on without metrics when their address is taken, and a reloa
   CHECK(http(moved, "GET /metrics").rfind("HTTP/1.1 200 ", 0) == 0);
   CHECK(http(taken, "GET /metrics").rfind("HTTP/1.1 200 ", 0) == 0);  // still the first daemon's
 }
+
+TEST_CASE("mtmctl run --metrics serves the embedded manager's metrics while the command runs", "[metrics][host]") {
+  TempDir dir;
+  ChildProcess ctl({bin("mtmctl"), "run", "--metrics", "127.0.0.1:0", "--", "/bin/sleep", "3"}, dir.path() + "/run.log");
+  REQUIRE(ctl.waitForLog("metrics at http://"));
+  std::smatch m;
+  const std::string log = ctl.log();
+  REQUIRE(std::regex_search(log, m, std::regex("metrics at http://([0-9.]+:[0-9]+)/metrics")));
+  std::string exposition;
+  for (int i = 0; i < 30 && exposition.find("comm=\"sleep\"") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    exposition = body(http(m[1], "GET /metrics"));
+  }
+  CHECK(exposition.find("\nmtm_targets 1\n") != std::string::npos);
+  CHECK(exposition.find("mtm_target_bytes{cgroup=") != std::string::npos);
+  CHECK(ctl.wait() == 0);
+  auto bad = run({bin("mtmctl"), "run", "--metrics", "9477", "--", "/bin/true"});
+  CHECK(bad.exitCode == 1);
+  CHECK(bad.err.find("mtmctl: --metrics 9477: expected off, an absolute Unix socket path") == 0);
+}

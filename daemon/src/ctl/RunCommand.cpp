@@ -192,9 +192,7 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
     auto server = MetricsServer::start(listen, "--metrics");
     if (!server) return fail(server.error().message());
     metrics = std::move(*server);
-    if (!o.quiet)
-      std::fprintf(stderr, "mtm: metrics at %s%s/metrics\n", listen.kind == config::ListenAddress::Kind::unix ? "unix:" : "http://",
-                   metrics->address().c_str());
+    if (!o.quiet) std::fprintf(stderr, "mtm: metrics at %s\n", metrics->url().c_str());
   }
   auto pid = launch(o.command);
   if (!pid) return launchFailure(pid.error());

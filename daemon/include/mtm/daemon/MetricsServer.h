@@ -37,6 +37,8 @@ class MetricsServer {
   void publish(std::string text);
   // Where it listens, with the port the kernel picked for port 0: "127.0.0.1:41234".
   const std::string& address() const { return address_; }
+  // Where to scrape: "http://127.0.0.1:41234/metrics", or "unix:/run/mtm/m.sock/metrics".
+  std::string url() const { return (unixPath_.empty() ? "http://" : "unix:") + address_ + "/metrics"; }
 
  private:
   MetricsServer(UniqueFd listen, std::string address, std::string unixPath);
