@@ -44,9 +44,7 @@ void renderTiers(prometheus::Registry& r, const Manager& m) {
   auto& managed = gauge(r, "mtm_tier_managed_bytes", "Profiled memory of the managed processes in the tier");
   auto& promotedIn = counter(r, "mtm_tier_promoted_in_pages_total", "4 KiB pages promoted into the tier");
   auto& demotedIn = counter(r, "mtm_tier_demoted_in_pages_total", "4 KiB pages demoted into the tier");
-  std::vector<uint64_t> managedBytes(m.machine().tiers.tiers.size(), 0);
-  for (const auto& [pid, t] : m.targets())
-    for (size_t i = 0; i < managedBytes.size() && i < t.tierBytes.size(); ++i) managedBytes[i] += t.tierBytes[i];
+  const auto managedBytes = m.tierTotals(0);
   for (const auto& tier : m.machine().tiers.tiers) {
     const Labels labels{{"tier", tier.name}};
     auto withNodes = labels;

@@ -17,6 +17,7 @@ namespace {
 
 struct Rgb {
   uint8_t r, g, b;
+  bool operator==(const Rgb&) const = default;
 };
 
 const Rgb kNotProfiled{235, 235, 235};
@@ -91,7 +92,7 @@ void drawCells(std::string& svg, const HeatmapGrid& g, const Layout& l, int pane
     for (size_t col = 0; col < g.columns;) {
       const Rgb c = colourOf(row, col);
       size_t end = col + 1;
-      while (end < g.columns && fill(colourOf(row, end)) == fill(c)) ++end;
+      while (end < g.columns && colourOf(row, end) == c) ++end;
       svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n", l.colX(panel, col),
                          l.top + static_cast<int>(row) * l.cellH, static_cast<int>(end - col) * l.cellW, l.cellH, fill(c));
       col = end;

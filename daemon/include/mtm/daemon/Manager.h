@@ -125,6 +125,8 @@ class Manager {
   double moveBytesPerSecond() const { return moveBytesPerSecond_; }
   // 4 KiB pages handed to the move worker and not yet accounted for (0 when idle).
   uint64_t pagesInFlight() const;
+  // Profiled bytes per tier of the targets `viewer` may see (root: all).
+  std::vector<uint64_t> tierTotals(uid_t viewer) const;
 
   // `mtmctl status`: tiers, then targets; only those `viewer` owns unless it is root.
   std::string renderStatus(Format format, uid_t viewer) const;
@@ -140,8 +142,6 @@ class Manager {
   // Builds the parts not kept; replaces nothing until every part is built.
   Status build(const Built* kept);
   IntervalReport runIntervalSteps();
-  // Profiled bytes per tier of the targets `viewer` may see (root: all).
-  std::vector<uint64_t> tierTotals(uid_t viewer) const;
   void account(const migrate::MoveStats& stats, const std::vector<migrate::MoveRequest>& requests, migrate::MoveKind kind);
   // Stops managing pid: the profiler drops it and the next snapshot lists it as exited, so the
   // policy forgets it too.
