@@ -37,9 +37,7 @@ constexpr int kNobody = 65534;
 // Sends raw bytes to the socket and returns everything it answers.
 std::string rawRequest(const std::string& path, const std::string& bytes) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  sockaddr_un addr = mtm::test::unixAddress(path);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     ::close(fd);
     return "connect failed";
@@ -213,9 +211,7 @@ TEST_CASE("the socket refuses another user's process and malformed requests -- m
 
   // A client that connects and says nothing does not hold up the others.
   int silent = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, d.socket().c_str(), sizeof addr.sun_path - 1);
+  sockaddr_un addr = mtm::test::unixAddress(d.socket());
   REQUIRE(::connect(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
   CHECK(rawRequest(d.socket(), "ping\n") == "ok\npong\n");
   ::close(silent);
@@ -252,9 +248,7 @@ TEST_CASE("attach and migrate refuse kernel threads and a process's thread ids, 
 // some with "busy".
 [[noreturn]] void floodAsNobody(const std::string& socketPath, size_t count, int stop) {
   if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(126);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, socketPath.c_str(), sizeof addr.sun_path - 1);
+  sockaddr_un addr = mtm::test::unixAddress(socketPath);
   std::vector<pollfd> open;
   bool busy = false;
   for (pollfd s{stop, POLLIN, 0}; ::poll(&s, 1, 0) == 0;) {
@@ -331,9 +325,7 @@ TEST_CASE("mtmd tells systemd it is ready, keeps the watchdog fed and says when 
   TempDir dir;
   const std::string notify = dir.path() + "/notify.sock";
   int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, notify.c_str(), sizeof addr.sun_path - 1);
+  sockaddr_un addr = mtm::test::unixAddress(notify);
   REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
   timeval tv{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);

@@ -49,9 +49,7 @@ std::string metricsAddress(const Daemon& d, int nth = 1) {
 int connectTo(const std::string& address) {
   if (!address.empty() && address[0] == '/') {
     int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::strncpy(a.sun_path, address.c_str(), sizeof a.sun_path - 1);
+    sockaddr_un a = mtm::test::unixAddress(address);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
     ::close(fd);
     return -1;

@@ -1,6 +1,8 @@
 #pragma once
 // Test support: run a program and collect its exit code and output; paths of the build.
 
+#include <sys/un.h>
+
 #include <string>
 #include <vector>
 
@@ -22,6 +24,9 @@ struct RunResult {
 
 // Runs argv[0] (a path) with argv; stdin is /dev/null.
 RunResult run(const std::vector<std::string>& argv);
+
+// The address of the Unix socket at `path` (truncated to sun_path's size).
+sockaddr_un unixAddress(const std::string& path);
 
 // A whole file; "" when it cannot be read.
 std::string readFile(const std::string& path);
