@@ -21,6 +21,7 @@
 #include "ChildProcess.h"
 #include "DaemonFixture.h"
 #include "Run.h"
+#include "Skip.h"
 
 using mtm::test::bin;
 using mtm::test::ChildProcess;
@@ -55,6 +56,7 @@ std::string rawRequest(const std::string& path, const std::string& bytes) {
 }  // namespace
 
 TEST_CASE("mtmctl attach, status, detach through mtmd's socket -- the target is forgotten when it exits", "[daemon][host]") {
+  MTM_REQUIRE_ROOT("mtmd managing other users' processes");
   Daemon d;
   ChildProcess sleeper({"/bin/sleep", "30"}, d.dir.path() + "/sleep.log");
   const std::string pid = std::to_string(sleeper.pid());
@@ -176,6 +178,7 @@ TEST_CASE("mtmd's descriptors and memory stay level over 100 reloads that rebuil
 }
 
 TEST_CASE("the socket refuses another user's process and malformed requests -- mtmd keeps running", "[daemon][host]") {
+  MTM_REQUIRE_ROOT("mtmd managing other users' processes");
   Daemon d;
   ChildProcess rootSleeper({"/bin/sleep", "30"}, d.dir.path() + "/sleep.log");
   const std::string pid = std::to_string(rootSleeper.pid());
@@ -219,6 +222,7 @@ TEST_CASE("the socket refuses another user's process and malformed requests -- m
 }
 
 TEST_CASE("attach and migrate refuse kernel threads and a process's thread ids, and say what to name", "[daemon][host]") {
+  MTM_REQUIRE_ROOT("mtmd managing other users' processes");
   Daemon d;
   auto kthread = d.ctl({"attach", "2"});
   CHECK(kthread.exitCode == 1);
@@ -278,6 +282,7 @@ TEST_CASE("attach and migrate refuse kernel threads and a process's thread ids, 
 }
 
 TEST_CASE("a user holding hundreds of connections open denies nothing to root or to another user", "[daemon][host]") {
+  MTM_REQUIRE_ROOT("mtmd managing other users' processes");
   Daemon d;
   int stop[2];
   REQUIRE(::pipe(stop) == 0);
@@ -360,6 +365,7 @@ TEST_CASE("mtmctl without a daemon: status says how to start one", "[daemon][hos
 }
 
 TEST_CASE("mtmctl run hands the command to mtmd when one runs and returns the command's exit status", "[daemon][host]") {
+  MTM_REQUIRE_ROOT("mtmd managing other users' processes");
   Daemon d;
   auto r = d.ctl({"run", "--", "/bin/sh", "-c", "sleep 1.5; exit 3"});
   CHECK(r.exitCode == 3);
@@ -391,6 +397,7 @@ TEST_CASE("mtmctl run without mtmd manages the command itself and draws a heatma
 }
 
 TEST_CASE("mtmd picks up the processes its config names by command, also ones that start later", "[daemon][host]") {
+  MTM_REQUIRE_ROOT("mtmd managing other users' processes");
   TempDir bins;
   const std::string sleeper = bins.path() + "/mtm-cfg-sleep";
   std::filesystem::copy_file("/bin/sleep", sleeper);
@@ -457,6 +464,7 @@ struct RootOnlyPool {
 };
 
 TEST_CASE("mtmd owns a CXL pool -- another user's ranks run collectives in it and only a region's owner frees it", "[daemon][host][cxl]") {
+  MTM_REQUIRE_ROOT("mtmd managing other users' processes");
   RootOnlyPool pool;
   Daemon d("  cxl_pool: " + pool.path + "\n");
   REQUIRE(d.process->waitForLog("cxl pool " + pool.path));

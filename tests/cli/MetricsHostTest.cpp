@@ -25,6 +25,7 @@
 #include "ChildProcess.h"
 #include "DaemonFixture.h"
 #include "Run.h"
+#include "Skip.h"
 
 using mtm::test::bin;
 using mtm::test::ChildProcess;
@@ -127,6 +128,7 @@ int freePort() {
 }  // namespace
 
 TEST_CASE("mtmd's metrics pass promtool and a Prometheus server scrapes them per managed process", "[metrics][host]") {
+  MTM_REQUIRE_ROOT("the accessed-bit source, for the profiler's series");
   Daemon d("profiler:\n  interval_ms: 200\n");
   const std::string address = metricsAddress(d);
   REQUIRE(!address.empty());

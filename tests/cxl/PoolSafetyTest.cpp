@@ -21,6 +21,7 @@
 
 #include "Pool.h"
 #include "Ranks.h"
+#include "Skip.h"
 
 using namespace cxlccl::test;
 
@@ -197,10 +198,7 @@ TEST_CASE("cxlccl-pool info creates nothing and needs no write access", "[cxl][p
 
   TempPool pool;
   poolWithRegion(pool.path());
-  if (geteuid() != 0) {
-    WARN("SKIP: reading a pool one may not write needs root to switch users here");
-    return;
-  }
+  MTM_REQUIRE_ROOT("switching users, to read a pool one may not write");
   // Readable by everyone, writable by its owner (root) only: nobody can look, not change.
   REQUIRE(chmod(pool.path().c_str(), 0644) == 0);
   out = shell("setpriv --reuid=65534 --regid=65534 --clear-groups " + poolTool() + " info " + pool.path());

@@ -14,6 +14,7 @@
 
 #include "mtm/profiler/AbitScanner.h"
 #include "mtm/profiler/AccessedBitClear.h"
+#include "Skip.h"
 
 using namespace mtm::profiler;
 
@@ -81,10 +82,7 @@ std::vector<uint64_t> pageAddresses(uint64_t base) {
 }  // namespace
 
 TEST_CASE("the accessed-bit program reports exactly the pages touched since the bits were cleared", "[bpf][host]") {
-  if (geteuid() != 0) {
-    WARN("SKIP: loading BPF programs needs root");
-    return;
-  }
+  MTM_REQUIRE_ROOT("loading BPF programs");
   Toucher child;
   auto scanner = AbitScanner::open(child.pid);
   REQUIRE(scanner.ok());
@@ -128,10 +126,7 @@ TEST_CASE("the accessed-bit program reports exactly the pages touched since the 
 }
 
 TEST_CASE("the accessed-bit program refuses a pid that does not exist", "[bpf][host]") {
-  if (geteuid() != 0) {
-    WARN("SKIP: loading BPF programs needs root");
-    return;
-  }
+  MTM_REQUIRE_ROOT("loading BPF programs");
   pid_t dead = fork();
   if (dead == 0) _exit(0);
   waitpid(dead, nullptr, 0);
@@ -184,10 +179,7 @@ size_t accessedCount(AbitScanner& scanner, const std::vector<uint64_t>& addrs) {
 }  // namespace
 
 TEST_CASE("accessed bits are cleared past the 2 GiB one process_madvise call advises", "[bpf][host]") {
-  if (geteuid() != 0) {
-    WARN("SKIP: loading BPF programs needs root");
-    return;
-  }
+  MTM_REQUIRE_ROOT("loading BPF programs");
   constexpr uint64_t kG = 1ull << 30;
   const std::vector<uint64_t> offsets{0, kG, 2 * kG - 4096, 2 * kG, 2 * kG + 4096, 3 * kG - 4096};
   SparseToucher child(3 * kG, offsets);
@@ -209,10 +201,7 @@ TEST_CASE("accessed bits are cleared past the 2 GiB one process_madvise call adv
 }
 
 TEST_CASE("a range the kernel refuses is skipped and the ranges after it are still cleared", "[bpf][host]") {
-  if (geteuid() != 0) {
-    WARN("SKIP: loading BPF programs needs root");
-    return;
-  }
+  MTM_REQUIRE_ROOT("loading BPF programs");
   const std::vector<uint64_t> offsets{0, 2 * 4096};
   SparseToucher child(3 * 4096, offsets, 4096);  // page 1 is a hole
   auto scanner = AbitScanner::open(child.pid);

@@ -17,6 +17,7 @@
 #include "mtm/config/ConfigLoader.h"
 #include "mtm/profiler/PerfSampler.h"
 #include "mtm/profiler/Profiler.h"
+#include "Skip.h"
 
 using namespace mtm;
 
@@ -76,10 +77,8 @@ TEST_CASE("software page-fault samples flow through the real perf ring buffer", 
   attr.sample_period = 1;
   attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR;
   auto ev = profiler::PerfEvent::open(attr, static_cast<int>(gettid()), 16);
-  if (!ev) {
-    WARN("SKIP: perf_event_open refused here: " << ev.error().message());
-    return;
-  }
+  if (!ev)
+    MTM_SKIP("perf_event_open refused here: " << ev.error().message());
   constexpr size_t kPages = 64;
   auto* p = static_cast<volatile char*>(mmap(nullptr, kPages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   for (size_t i = 0; i < kPages; ++i) p[i * 4096] = 1;  // one fault a page
@@ -95,10 +94,7 @@ TEST_CASE("software page-fault samples flow through the real perf ring buffer", 
 }
 
 TEST_CASE("the profiler finds a workload's known hot set", "[profiler][host][profiler-e2e]") {
-  if (geteuid() != 0) {
-    WARN("SKIP: the accessed-bit source needs root");
-    return;
-  }
+  MTM_REQUIRE_ROOT("the accessed-bit source");
   const auto score = profileHotSet({}, abitConfig(), 12);
   CHECK(score.precision >= 0.8);
   CHECK(score.recall >= 0.8);
@@ -109,10 +105,7 @@ TEST_CASE("the profiler finds a workload's known hot set", "[profiler][host][pro
 // interval there leave regions too coarse for the precision asked here.
 TEST_CASE("memory read at a trickle is not hot: accessed bits are read a window after they are cleared",
           "[profiler][host]") {
-  if (geteuid() != 0) {
-    WARN("SKIP: the accessed-bit source needs root");
-    return;
-  }
+  MTM_REQUIRE_ROOT("the accessed-bit source");
   // Every page of the cold majority is read now and then (a trickle: on this machine's CPU,
   // about every 100 ms), the hot tenth all the time: read a whole 300 ms interval after clearing,
   // two thirds of the cold pages look accessed too (mtmctl profile showed 125-160 MiB hot of 256).
@@ -126,10 +119,7 @@ TEST_CASE("memory read at a trickle is not hot: accessed bits are read a window 
 }
 
 TEST_CASE("the profiler refuses a process it cannot see and drops one that exits", "[profiler][host]") {
-  if (geteuid() != 0) {
-    WARN("SKIP: the accessed-bit source needs root");
-    return;
-  }
+  MTM_REQUIRE_ROOT("the accessed-bit source");
   config::Config cfg = config::defaultConfig();
   cfg.profiler.sources = {"ebpf_abit"};
   auto prof = profiler::Profiler::create(cfg);
@@ -153,10 +143,7 @@ TEST_CASE("the profiler refuses a process it cannot see and drops one that exits
 }
 
 TEST_CASE("eBPF follows the address space: /proc/PID/maps is read again only when it changed", "[profiler][host][profiler-e2e]") {
-  if (geteuid() != 0) {
-    WARN("SKIP: the accessed-bit source needs root");
-    return;
-  }
+  MTM_REQUIRE_ROOT("the accessed-bit source");
   config::Config cfg = config::defaultConfig();
   cfg.profiler.sources = {"ebpf_abit"};
   cfg.profiler.intervalMs = 100;
@@ -188,10 +175,7 @@ TEST_CASE("eBPF follows the address space: /proc/PID/maps is read again only whe
 }
 
 TEST_CASE("mtmctl profile records intervals that mtmctl heatmap draws", "[profiler][host][cli]") {
-  if (geteuid() != 0) {
-    WARN("SKIP: the accessed-bit source needs root");
-    return;
-  }
+  MTM_REQUIRE_ROOT("the accessed-bit source");
   test::TempDir dir;
   const std::string ready = dir.path() + "/ready";
   test::ChildProcess workload({test::bin("mtm-test-hotset"), "--size", "64M", "--phases", "1", "--phase-seconds", "60",
