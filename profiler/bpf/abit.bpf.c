@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Accessed-bit reader: walks one task's page tables for a list of addresses and reports each
- * leaf entry's present, accessed and dirty bits (PTE, or PMD for a THP). It runs as an iter/task
- * program bound to one task (bpf_iter_link_info.task.tid), triggered by reading the iterator.
- * Reads go through bpf_probe_read_kernel, so a table freed under a concurrent munmap, split or
- * migration yields a stale bit or ABIT_FAULT, never a crash.
+/* Accessed-bit reader: walks a task's page tables for a list of addresses and reports each leaf
+ * entry's present, accessed and dirty bits (PTE, or PMD for a THP). It runs as an iter/task
+ * program with one link per watched task (bpf_iter_link_info.task.tid), triggered by reading
+ * that link's iterator; the links share the inputs and outputs below, so their owner runs one at
+ * a time. Reads go through bpf_probe_read_kernel, so a table freed under a concurrent munmap,
+ * split or migration yields a stale bit or ABIT_FAULT, never a crash.
  *
- * A second pair of programs follows the task's address space: a write release of its mmap_lock
- * (mmap, munmap, mprotect, brk ...) bumps `layout_gen`; its exit sets `exited`. */
+ * Two more programs follow the watched processes' address spaces, one copy for all of them: a
+ * write release of a watched process's mmap_lock (mmap, munmap, mprotect, brk ...) bumps its
+ * `layout_gen` in `targets`; its exit sets `exited`. Each costs one hash lookup per event,
+ * however many processes are watched. */
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -17,8 +20,14 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Set between open and load. */
-const volatile __u32 target_tgid = 0;
+/* The watched processes, by tgid: the owner adds and removes them. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, ABIT_MAX_TARGETS);
+  __type(key, __u32);
+  __type(value, struct abit_target);
+} targets SEC(".maps");
 
 /* Inputs and outputs, in the skeleton's mmapped .bss. */
 __u32 cmd = ABIT_CMD_WALK;
@@ -28,9 +37,7 @@ __u8 flags[ABIT_MAX_ADDRS];
 __u64 pfns[ABIT_MAX_ADDRS]; /* the leaf's page frame (for a huge leaf: of the address within it) */
 __u64 page_offset_base = 0; /* derived by ABIT_CMD_DERIVE, then used by walks */
 __u32 levels = 0;           /* 4 or 5 */
-__u64 runs = 0;             /* times the iterator visited the task */
-__u64 layout_gen = 0;
-__u32 exited = 0;
+__u64 runs = 0;             /* times an iterator visited its task */
 
 #define PTE_PRESENT 0x1ULL
 #define PTE_PSE 0x80ULL
@@ -136,12 +143,17 @@ int abit_walk(struct bpf_iter__task *it) {
   return 0;
 }
 
-/* A write release of the target's mmap_lock: its address space changed. */
+/* A write release of a watched process's mmap_lock: its address space changed. */
 static __always_inline int layout_changed(struct mm_struct *mm, __u64 write) {
-  struct task_struct *task = bpf_get_current_task_btf();
-  if (task->tgid != target_tgid || task->mm != mm || !(write & 0xff))
+  if (!(write & 0xff))
     return 0;
-  __sync_fetch_and_add(&layout_gen, 1);
+  struct task_struct *task = bpf_get_current_task_btf();
+  if (task->mm != mm)
+    return 0;
+  __u32 tgid = task->tgid;
+  struct abit_target *t = bpf_map_lookup_elem(&targets, &tgid);
+  if (t)
+    __sync_fetch_and_add(&t->layout_gen, 1);
   return 0;
 }
 
@@ -159,7 +171,11 @@ int BPF_PROG(abit_layout_v2, struct mm_struct *mm, bool write) {
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(abit_exit, struct task_struct *task) {
-  if (task->pid == target_tgid)
-    exited = 1;
+  if (task->pid != task->tgid) /* a thread, not the process */
+    return 0;
+  __u32 tgid = task->tgid;
+  struct abit_target *t = bpf_map_lookup_elem(&targets, &tgid);
+  if (t)
+    t->exited = 1;
   return 0;
 }

@@ -3,10 +3,19 @@
 #define MTM_ABIT_H
 
 /* Addresses per iterator run: a larger sample takes several runs (each costs a few µs against
- * the walk's 0.1-0.5 µs an address). Each target's program owns its arrays (17 bytes an address,
- * all resident in mtmd's RSS), so this bounds mtmd's memory per target: 2048 is 34 KiB (65536
- * was 1.06 MiB, 212 MiB for 200 targets; tools/bench-daemon). */
-#define ABIT_MAX_ADDRS 2048
+ * the walk's 0.1-0.5 µs an address). All targets share the arrays (17 bytes an address, resident
+ * in mtmd's RSS: 272 KiB). */
+#define ABIT_MAX_ADDRS 16384
+
+/* Processes one program can watch. */
+#define ABIT_MAX_TARGETS 16384
+
+/* A watched process, in the `targets` map. */
+struct abit_target {
+  __u64 layout_gen; /* bumped on every write release of its mmap_lock */
+  __u32 exited;     /* set when it exits */
+  __u32 pad;
+};
 
 /* What the program is asked to do on its next run. */
 #define ABIT_CMD_WALK 0   /* report flags for addrs[0..n) */

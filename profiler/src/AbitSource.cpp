@@ -1,4 +1,4 @@
-// The "ebpf_abit" source: page-table accessed bits read by a BPF program (AbitScanner), cleared
+// The "ebpf_abit" source: page-table accessed bits read by one BPF program for all targets (AbitProgram), cleared
 // between checks with process_madvise(MADV_COLD) (AccessedBitClear) -- one iovec per 4 KiB
 // page, one whole 2 MiB iovec per THP (a range covering part of a THP would split it), neighbours
 // coalesced. Each interval reads the bits of the pages it cleared before -- profiler.abit_window_ms
@@ -35,15 +35,18 @@ uint64_t threadCpuNs() {
 
 class AbitSource final : public Source {
  public:
+  // Loads the one program all targets share: BPF, BTF, the task iterator and rights, at once.
   Status probe() override {
-    // Load the program against ourselves: BPF, BTF, the task iterator and rights, all at once.
-    auto self = AbitScanner::open(static_cast<int>(::getpid()));
-    if (!self) return std::move(self).takeError();
+    if (program_) return {};
+    auto program = AbitProgram::open();
+    if (!program) return std::move(program).takeError();
+    program_ = std::move(*program);
     return {};
   }
 
   Status attach(int pid) override {
-    auto scanner = AbitScanner::open(pid);
+    if (auto st = probe(); !st.ok()) return st;
+    auto scanner = program_->watch(pid);
     if (!scanner) return std::move(scanner).takeError();
     UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd) return Error::fromErrno("pid " + std::to_string(pid) + ": pidfd_open", errno);
@@ -228,7 +231,8 @@ class AbitSource final : public Source {
     return out;
   }
 
-  std::map<int, Target> targets_;
+  std::shared_ptr<AbitProgram> program_;
+  std::map<int, Target> targets_;  // destroyed before the program (their watchers hold it too)
   PfnNodeMap nodes_;
 };
 

@@ -12,6 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
+#include <memory>
+#include <set>
+
 #include "mtm/profiler/AbitScanner.h"
 #include "mtm/profiler/AccessedBitClear.h"
 #include "Skip.h"
@@ -86,8 +91,8 @@ TEST_CASE("the accessed-bit program reports exactly the pages touched since the 
   Toucher child;
   auto scanner = AbitScanner::open(child.pid);
   REQUIRE(scanner.ok());
-  CHECK(((*scanner)->levels() == 4 || (*scanner)->levels() == 5));
-  CHECK((*scanner)->pageOffsetBase() % (1ull << 30) == 0);
+  CHECK(((*scanner)->program().levels() == 4 || (*scanner)->program().levels() == 5));
+  CHECK((*scanner)->program().pageOffsetBase() % (1ull << 30) == 0);
 
   const auto addrs = pageAddresses(child.base);
   std::vector<uint8_t> flags;
@@ -217,4 +222,91 @@ TEST_CASE("a range the kernel refuses is skipped and the ranges after it are sti
   REQUIRE(stats.ok());
   CHECK(stats->skipped == 1);
   CHECK(accessedCount(**scanner, addrs) == 0);
+}
+
+namespace {
+
+// A child that maps and unmaps a page each time it is told to.
+struct Mapper {
+  pid_t pid = -1;
+  int cmd[2], ack[2];
+  Mapper() {
+    REQUIRE(pipe(cmd) == 0);
+    REQUIRE(pipe(ack) == 0);
+    pid = fork();
+    if (pid == 0) {
+      char c;
+      while (read(cmd[0], &c, 1) == 1) {
+        void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        munmap(p, 4096);
+        if (write(ack[1], &c, 1) != 1) _exit(1);
+      }
+      _exit(0);
+    }
+  }
+  void remap() {
+    char c = 'm';
+    REQUIRE(write(cmd[1], &c, 1) == 1);
+    REQUIRE(read(ack[0], &c, 1) == 1);
+  }
+  ~Mapper() {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    for (int fd : {cmd[0], cmd[1], ack[0], ack[1]}) close(fd);
+  }
+};
+
+// Ids of the BPF programs loaded on the machine under `name` (the kernel keeps 15 characters).
+std::set<__u32> loadedPrograms(const std::string& name) {
+  std::set<__u32> ids;
+  for (__u32 id = 0; bpf_prog_get_next_id(id, &id) == 0;) {
+    int fd = bpf_prog_get_fd_by_id(id);
+    if (fd < 0) continue;
+    bpf_prog_info info{};
+    __u32 len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && name == info.name) ids.insert(id);
+    close(fd);
+  }
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("one accessed-bit program watches many processes -- each one's layout changes and exit are its own", "[bpf][host]") {
+  MTM_REQUIRE_ROOT("loading BPF programs");
+  const std::set<__u32> before = loadedPrograms("abit_exit");
+  auto program = AbitProgram::open();
+  REQUIRE(program.ok());
+  std::vector<std::unique_ptr<Mapper>> children;
+  std::vector<std::unique_ptr<AbitScanner>> scanners;
+  for (int i = 0; i < 3; ++i) {
+    children.push_back(std::make_unique<Mapper>());
+    auto s = (*program)->watch(children.back()->pid);
+    REQUIRE(s.ok());
+    scanners.push_back(std::move(*s));
+  }
+  // One copy of the hooks, however many processes are watched. (Programs closed earlier may
+  // linger a while: the kernel frees them later.)
+  size_t loaded = 0;
+  for (__u32 id : loadedPrograms("abit_exit")) loaded += !before.contains(id);
+  CHECK(loaded == 1);
+  CHECK((*program)->watching() == 3);
+  REQUIRE(scanners[0]->tracksLayout());
+
+  const uint64_t gen0 = scanners[0]->layoutGeneration(), gen1 = scanners[1]->layoutGeneration();
+  children[0]->remap();
+  CHECK(scanners[0]->layoutGeneration() > gen0);  // the mmap (munmap may release its lock as a reader)
+  CHECK(scanners[1]->layoutGeneration() == gen1);
+
+  kill(children[2]->pid, SIGKILL);
+  waitpid(children[2]->pid, nullptr, 0);
+  CHECK(scanners[2]->exited());
+  CHECK_FALSE(scanners[0]->exited());
+  std::vector<uint8_t> flags;
+  CHECK_FALSE(scanners[2]->read({0x1000}, flags).ok());
+
+  scanners.pop_back();
+  CHECK((*program)->watching() == 2);
+  scanners.clear();
+  CHECK((*program)->watching() == 0);
 }

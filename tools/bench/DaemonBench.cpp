@@ -3,7 +3,10 @@
 // round trip of `status json` on its socket -- p50 and p99, and p99 while pages were moving
 // (status says moves_in_flight). The peer is mtmd itself: CPU per target at the largest count
 // against the second largest (flat means the cost of a target does not grow with their number),
-// and the socket's p99 during moves against its p99 while idle.
+// and the socket's p99 during moves against its p99 while idle. Also the cost of mtmd's BPF hooks
+// (the accessed-bit program's mmap_lock and exit tracepoints, one copy for all targets): calls
+// a second on the whole machine, ns a call and % of a core, from the kernel's run-time stats
+// (BPF_ENABLE_STATS, held for the run), ns a call at the largest count against the second.
 //   mtm-bench-daemon [--targets 1,50,200] [--seconds 10] [--size 16M] [--start-node N]
 //                    [--json FILE]
 // Each process is a mostly idle service (it writes all of --size once, then one page in 64
@@ -17,9 +20,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +35,7 @@
 #include "BenchReport.h"
 #include "mtm/KernelFs.h"
 #include "mtm/Parse.h"
+#include "mtm/UniqueFd.h"
 #include "mtm/daemon/ControlSocket.h"
 
 using namespace mtm;
@@ -86,9 +93,31 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * double(v.size())))];
 }
 
+// Runs and run time of mtmd's hook programs, summed over every copy loaded on the machine.
+struct HookStats {
+  double runs = 0, ns = 0;
+};
+
+HookStats hookStats() {
+  HookStats total;
+  for (__u32 id = 0; bpf_prog_get_next_id(id, &id) == 0;) {
+    UniqueFd fd(bpf_prog_get_fd_by_id(id));
+    if (!fd) continue;
+    bpf_prog_info info{};
+    __u32 len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0) continue;
+    const std::string name = info.name;
+    if (name != "abit_layout_v1" && name != "abit_layout_v2" && name != "abit_exit") continue;
+    total.runs += double(info.run_cnt);
+    total.ns += double(info.run_time_ns);
+  }
+  return total;
+}
+
 struct Measured {
   double cpuCore = 0;  // fraction of one core
   double rss = 0;      // MiB, the largest seen
+  HookStats hooks;     // over the measured seconds
   std::vector<double> idleMs, movingMs;
 };
 
@@ -120,12 +149,16 @@ int main(int argc, char** argv) {
   bench::BenchReport report("mtmd managing many processes (status json round trip over its socket)",
                             {{"targets", "", 8, 0}, {"managed", "MiB", 9, 0}, {"cpu", "% core", 8, 2}, {"cpu/target", "ms/s", 11, 3},
                              {"rss", "MiB", 7, 1}, {"rss_target", "MiB", 11, 1}, {"p50", "ms", 7, 2}, {"p99", "ms", 7, 2},
-                             {"p99_moving", "ms", 11, 2}, {"moving", "samples", 9, 0}});
+                             {"p99_moving", "ms", 11, 2}, {"moving", "samples", 9, 0}, {"hook_calls", "/s", 11, 0},
+                             {"hook_call", "ns", 10, 0}, {"hook_cpu", "% core", 9, 3}});
+  // The kernel counts BPF run time only while someone holds a stats descriptor.
+  UniqueFd stats(bpf_enable_stats(BPF_STATS_RUN_TIME));
+  if (!stats) std::fprintf(stderr, "# BPF run-time stats unavailable (%s): the hook columns read 0\n", std::strerror(errno));
   report.note("each workload: " +
               (startNode >= 0 ? "mtm-test-hotset --size " + sizeText + " --hot-fraction 0.25 --start-node " + std::to_string(startNode)
                               : "a mostly idle service of " + sizeText + " (1/64 of its pages written every 100 ms)") +
               "; mtmd at the embedded default");
-  std::vector<double> perTarget;
+  std::vector<double> perTarget, hookNs;
   bool rssOk = true, socketOk = true;
   for (int n : counts) {
     const std::string dir = std::filesystem::temp_directory_path() / ("mtm-bench-daemon." + std::to_string(::getpid()));
@@ -159,6 +192,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::seconds(2));  // the first intervals build the regions
     Measured m;
     const double cpu0 = cpuSeconds(mtmd);
+    const HookStats hooks0 = hookStats();
     const auto start = Clock::now();
     const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     while (Clock::now() < end) {
@@ -170,7 +204,10 @@ int main(int argc, char** argv) {
       m.rss = std::max(m.rss, rssMiB(mtmd));
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    m.cpuCore = (cpuSeconds(mtmd) - cpu0) / std::chrono::duration<double>(Clock::now() - start).count();
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    m.cpuCore = (cpuSeconds(mtmd) - cpu0) / elapsed;
+    const HookStats hooks1 = hookStats();
+    m.hooks = {(hooks1.runs - hooks0.runs) / elapsed, (hooks1.ns - hooks0.ns) / elapsed};
     for (pid_t w : workloads) stop(w, SIGKILL);
     stop(mtmd, SIGTERM);
     std::filesystem::remove_all(dir);
@@ -183,13 +220,17 @@ int main(int argc, char** argv) {
     perTarget.push_back(m.cpuCore * 1000 / n);
     rssOk = rssOk && m.rss <= rssTarget;
     socketOk = socketOk && p99 < 50;
+    hookNs.push_back(m.hooks.ns / std::max(1.0, m.hooks.runs));
     report.row({}, {double(n), managedMiB, m.cpuCore * 100, perTarget.back(), m.rss, rssTarget, percentile(all, 0.5), p99, p99Moving,
-                    double(m.movingMs.size())});
+                    double(m.movingMs.size()), m.hooks.runs, hookNs.back(), m.hooks.ns / 1e9 * 100});
   }
   if (perTarget.size() >= 2) {
     char line[160];
     std::snprintf(line, sizeof line, "cpu per target at %d targets vs %d: %.2fx (flat: 1.00x)", counts.back(), counts[counts.size() - 2],
                   perTarget.back() / std::max(1e-9, perTarget[perTarget.size() - 2]));
+    report.footer(line);
+    std::snprintf(line, sizeof line, "bpf hook ns per call at %d targets vs %d: %.2fx (flat: 1.00x)", counts.back(),
+                  counts[counts.size() - 2], hookNs.back() / std::max(1e-9, hookNs[hookNs.size() - 2]));
     report.footer(line);
   }
   report.verdict(rssOk && socketOk, std::string("socket p99 ") + (socketOk ? "< 50 ms" : ">= 50 ms somewhere") + ", RSS " +
