@@ -1,37 +1,22 @@
 #include "mtm/daemon/ExitWatch.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 namespace mtm::daemon {
 
-namespace {
-
-size_t maxWatched() {
-  rlimit lim{};
-  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return 256;
-  return static_cast<size_t>(lim.rlim_cur / 4);
-}
-
-}  // namespace
-
-bool ExitWatch::watch(pid_t pid) {
-  if (fds_.count(pid)) return true;
-  if (fds_.size() >= maxWatched()) return false;
-  // glibc 2.36 declares pidfd_open in <sys/pidfd.h>; the syscall keeps older headers working.
-  UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-  if (!fd) return false;
-  fds_.emplace(pid, std::move(fd));
-  return true;
+void ExitWatch::watch(pid_t pid, SharedPidfd pidfd) {
+  if (pidfd) fds_[pid] = std::move(pidfd);
 }
 
 void ExitWatch::forget(pid_t pid) { fds_.erase(pid); }
 
+SharedPidfd ExitWatch::pidfdOf(pid_t pid) const {
+  auto it = fds_.find(pid);
+  return it == fds_.end() ? nullptr : it->second;
+}
+
 std::vector<pollfd> ExitWatch::pollFds() const {
   std::vector<pollfd> fds;
   fds.reserve(fds_.size());
-  for (const auto& [pid, fd] : fds_) fds.push_back({fd.get(), POLLIN, 0});
+  for (const auto& [pid, fd] : fds_) fds.push_back({fd->get(), POLLIN, 0});
   return fds;
 }
 
@@ -40,7 +25,7 @@ std::vector<pid_t> ExitWatch::exited(const std::vector<pollfd>& ready) {
   for (const auto& p : ready) {
     if (p.revents == 0) continue;
     for (const auto& [pid, fd] : fds_)
-      if (fd.get() == p.fd) {
+      if (fd->get() == p.fd) {
         gone.push_back(pid);
         break;
       }

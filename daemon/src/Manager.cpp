@@ -97,7 +97,7 @@ Status Manager::reconfigure(const config::Config& config, Machine machine) {
   if (kept.profiler) return {};
   std::vector<int> dropped;
   for (const auto& [pid, t] : targets_) {
-    if (auto st = profiler_->addTarget(pid); !st.ok()) {
+    if (auto st = profiler_->addTarget(pid, exits_.pidfdOf(pid)); !st.ok()) {
       MTM_WARN("target pid={} dropped after reload: {}", pid, st.error().message());
       dropped.push_back(pid);
     }
@@ -111,7 +111,10 @@ Status Manager::attach(int pid, const std::string& origin) {
   auto id = readProcessIdentity(fs_, pid);
   if (!id) return std::move(id).takeError();
   if (auto st = checkManageable(*id); !st.ok()) return st;
-  if (auto st = profiler_->addTarget(pid); !st.ok()) return st;
+  // The process's one pidfd: its exit watch, its profiler sources and its moves share it.
+  auto pidfd = openPidfd(pid);
+  if (!pidfd) MTM_DEBUG("{}: its exit is noticed at the next interval", pidfd.error().message());
+  if (auto st = profiler_->addTarget(pid, pidfd ? *pidfd : nullptr); !st.ok()) return st;
   TargetStats t;
   t.pid = pid;
   t.uid = id->realUid;
@@ -121,7 +124,7 @@ Status Manager::attach(int pid, const std::string& origin) {
   t.tierBytes.assign(machine_.tiers.tiers.size(), 0);
   targets_.emplace(pid, std::move(t));
   detached_.erase(pid);
-  if (!exits_.watch(pid)) MTM_DEBUG("pid={}: no pidfd, its exit is noticed at the next interval", pid);
+  exits_.watch(pid, pidfd ? *pidfd : nullptr);
   MTM_INFO("attach pid={} comm={} uid={} origin=\"{}\"", pid, id->comm, id->realUid, origin);
   return {};
 }
@@ -273,9 +276,12 @@ IntervalReport Manager::runIntervalSteps() {
   MTM_DEBUG("interval={} regions={} planned={} pingpong={} collapses={}", rep.interval, rep.regions, rep.plannedPages, rep.pingPongPages,
             plan.collapses.size());
   moves_ = std::make_unique<Moves>(Moves{rep.interval, std::move(demotions), std::move(promotions), std::move(plan.collapses), {}, {}, 0});
-  for (const auto* requests : {&moves_->demotions, &moves_->promotions})
-    for (const auto& r : *requests)
+  for (auto* requests : {&moves_->demotions, &moves_->promotions})
+    for (auto& r : *requests) {
+      r.pidfd = exits_.pidfdOf(r.pid);
       for (const auto& range : r.ranges) moves_->pages += (range.end - range.start) / migrate::kPageSize;
+    }
+  for (const auto& c : moves_->collapses) moves_->pidfds.emplace(c.pid, exits_.pidfdOf(c.pid));
   worker_.start([this, mover = mover_, moves = moves_.get()] { runMoves(*mover, *moves); });
   if (movesInline_ && worker_.wait()) finishMoves(rep);
   return rep;
@@ -288,7 +294,7 @@ void Manager::runMoves(migrate::Mover& mover, Moves& moves) {
   // THPs the policy split, whose access has evened out: formed again with MADV_COLLAPSE.
   for (const auto& c : moves.collapses) {
     if (worker_.cancelled(c.pid)) continue;
-    auto formed = migrate::collapseThps(kernel_.deps(), c.pid, c.ranges);
+    auto formed = migrate::collapseThps(kernel_.deps(), c.pid, c.ranges, moves.pidfds[c.pid]);
     if (!formed) {
       MTM_WARN("thp collapse pid={}: {}", c.pid, formed.error().message());
       continue;

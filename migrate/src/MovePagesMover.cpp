@@ -122,9 +122,10 @@ class Execution {
     if (it == vmas_.end()) it = vmas_.emplace(pid, readProcessVmas(ctx_.deps.fs, pid)).first;
     return it->second;
   }
-  int pidfdOf(int pid) {
-    auto it = pidfds_.find(pid);
-    if (it == pidfds_.end()) it = pidfds_.emplace(pid, ctx_.deps.sys.pidfdOpen(pid)).first;
+  int pidfdOf(const MoveRequest& req) {
+    if (req.pidfd) return req.pidfd->get();
+    auto it = pidfds_.find(req.pid);
+    if (it == pidfds_.end()) it = pidfds_.emplace(req.pid, ctx_.deps.sys.pidfdOpen(req.pid)).first;
     return it->second;
   }
 
@@ -136,7 +137,7 @@ class Execution {
       fail(vmas.error().message());
       return;
     }
-    const int pidfd = pidfdOf(req.pid);
+    const int pidfd = pidfdOf(req);
     if (pidfd < 0) {
       fail(who + ": pidfd_open: " + std::strerror(-pidfd) + whatToDo(-pidfd));
       return;
@@ -335,7 +336,7 @@ class Execution {
   int stopErr_ = 0;
   Clock::TimePoint startTime_ = ctx_.deps.clock.now();
   std::map<int, Result<std::vector<Vma>>> vmas_;
-  std::map<int, int> pidfds_;  // negative: pidfd_open's error
+  std::map<int, int> pidfds_;  // opened for requests without one; negative: pidfd_open's error
 };
 
 }  // namespace

@@ -72,17 +72,20 @@ Result<Placement> queryPlacement(const MoverDeps& deps, int pid, const std::vect
   return out;
 }
 
-Result<uint64_t> collapseThps(const MoverDeps& deps, int pid, const std::vector<AddressRange>& ranges) {
+Result<uint64_t> collapseThps(const MoverDeps& deps, int pid, const std::vector<AddressRange>& ranges, const SharedPidfd& shared) {
   auto vmas = readProcessVmas(deps.fs, pid);
   if (!vmas) return std::move(vmas).takeError();
-  const int pidfd = deps.sys.pidfdOpen(pid);
+  const int pidfd = shared ? shared->get() : deps.sys.pidfdOpen(pid);
   if (pidfd < 0) return Error::fromErrno("pid " + std::to_string(pid) + ": pidfd_open", -pidfd);
+  auto closeOwn = [&] {
+    if (!shared) deps.sys.closeFd(pidfd);
+  };
   uint64_t formed = 0, tried = 0;
   int lastErr = 0;
   for (const auto& r : ranges) {
     auto huge = deps.huge.find(pid, *vmas, r.start, r.end);
     if (!huge) {
-      deps.sys.closeFd(pidfd);
+      closeOwn();
       return std::move(huge).takeError();
     }
     for (uint64_t a = (r.start + kThpSize - 1) & ~(kThpSize - 1); a + kThpSize <= r.end; a += kThpSize) {
@@ -100,7 +103,7 @@ Result<uint64_t> collapseThps(const MoverDeps& deps, int pid, const std::vector<
       }
     }
   }
-  deps.sys.closeFd(pidfd);
+  closeOwn();
   if (tried > 0 && formed == 0) {
     std::string hint = lastErr == EINVAL ? " (MADV_COLLAPSE needs Linux 6.1+ and THP enabled)"
                        : lastErr == EPERM ? " (needs CAP_SYS_ADMIN and ptrace access)"

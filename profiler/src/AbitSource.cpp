@@ -4,7 +4,6 @@
 // coalesced. Each interval reads the bits of the pages it cleared before -- profiler.abit_window_ms
 // earlier when the profiler primes it, else at the end of the last interval -- and picks and
 // clears the next sample, spread over regions in proportion to their variation.
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +17,6 @@
 
 #include "mtm/Log.h"
 #include "mtm/Registry.h"
-#include "mtm/UniqueFd.h"
 #include "mtm/profiler/AbitScanner.h"
 #include "mtm/profiler/AccessedBitClear.h"
 #include "mtm/profiler/PfnNodeMap.h"
@@ -44,16 +42,15 @@ class AbitSource final : public Source {
     return {};
   }
 
-  Status attach(int pid) override {
+  Status attach(int pid, const SharedPidfd& pidfd) override {
+    if (!pidfd) return Error("pid " + std::to_string(pid) + ": no pidfd: clearing accessed bits needs process_madvise (Linux 5.10+)");
     if (auto st = probe(); !st.ok()) return st;
     auto scanner = program_->watch(pid);
     if (!scanner) return std::move(scanner).takeError();
-    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-    if (!pidfd) return Error::fromErrno("pid " + std::to_string(pid) + ": pidfd_open", errno);
     if (nodes_.empty()) nodes_ = PfnNodeMap::read(KernelFs("/"));
     Target t;
     t.scanner = std::move(*scanner);
-    t.pidfd = std::move(pidfd);
+    t.pidfd = pidfd;
     t.rng.seed(static_cast<uint64_t>(pid) * 0x9E3779B97F4A7C15ull);
     targets_.emplace(pid, std::move(t));
     return {};
@@ -100,7 +97,7 @@ class AbitSource final : public Source {
  private:
   struct Target {
     std::unique_ptr<AbitScanner> scanner;
-    UniqueFd pidfd;  // closed with the target, and with the source when a reload replaces it
+    SharedPidfd pidfd;  // the process's one pidfd, shared with mtmd's exit watch and mover
     std::vector<uint64_t> pending;  // cleared, not read yet
     bool primed = false;            // pending was cleared by prime(), for the next observe()
     uint64_t primedChecks = 0;
@@ -149,7 +146,7 @@ class AbitSource final : public Source {
     uint64_t span = 0;
     for (const auto& v : iov) span += v.iov_len;
     const uint64_t t2 = threadCpuNs();
-    auto cleared = clearAccessedBits(t.pidfd.get(), iov);
+    auto cleared = clearAccessedBits(t.pidfd->get(), iov);
     if (!cleared) return std::move(cleared).takeError().context("pid " + std::to_string(pid));
     MTM_DEBUG("abit pid={} read={} read_us={} clear_iovecs={} clear_mib={:.1f} clear_us={}", pid, addrs.size(), (t1 - t0) / 1000,
               iov.size(), double(span) / double(1 << 20), (threadCpuNs() - t2) / 1000);

@@ -19,7 +19,7 @@ class DamonSource final : public Source {
     attrs_.maxRegions = std::max<uint64_t>(attrs_.minRegions, c.maxRegions);
   }
   Status probe() override { return DamonMonitor::available(); }
-  Status attach(int pid) override {
+  Status attach(int pid, const SharedPidfd&) override {
     if (!monitors_.empty()) return Error("damon_vaddr watches one process at a time (it owns the only kdamond)");
     auto m = DamonMonitor::start(pid, attrs_);
     if (!m) return std::move(m).takeError();

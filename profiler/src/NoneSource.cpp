@@ -8,7 +8,7 @@ namespace {
 class NoneSource final : public Source {
  public:
   Status probe() override { return {}; }
-  Status attach(int) override { return {}; }
+  Status attach(int, const SharedPidfd&) override { return {}; }
   void detach(int) override {}
   Result<uint64_t> observe(int, RegionSet&, uint64_t) override { return uint64_t{0}; }
 };

@@ -28,7 +28,7 @@ class PageFaultSource final : public Source {
     if (!ev) return std::move(ev).takeError().context("probing software page-fault sampling (kernel.perf_event_paranoid?)");
     return {};
   }
-  Status attach(int pid) override { return sampler_.attach(pid); }
+  Status attach(int pid, const SharedPidfd&) override { return sampler_.attach(pid); }
   void detach(int pid) override { sampler_.detach(pid); }
   Result<uint64_t> observe(int pid, RegionSet& regions, uint64_t checks) override {
     auto stats = sampler_.observe(pid, regions, wantedSamples(checks), Mapping::fault);
@@ -88,7 +88,7 @@ class HwSampleSource final : public Source {
     sampler_ = std::make_unique<PerfSampler>(*attr, 1000);
     return {};
   }
-  Status attach(int pid) override {
+  Status attach(int pid, const SharedPidfd&) override {
     if (!sampler_) return Error("hardware sampling is not available (probe failed)");
     return sampler_->attach(pid);
   }

@@ -65,14 +65,19 @@ Status Profiler::refreshLayout(int pid, Target& t) {
   return {};
 }
 
-Status Profiler::addTarget(int pid) {
+Status Profiler::addTarget(int pid, SharedPidfd pidfd) {
   if (targets_.count(pid)) return {};
+  if (!pidfd) {
+    auto opened = openPidfd(pid);
+    if (opened) pidfd = std::move(*opened);
+    else MTM_DEBUG("profiler {}", opened.error().message());
+  }
   Target t;
   t.regions = std::make_unique<RegionSet>(config_.profiler);
   if (auto st = refreshLayout(pid, t); !st.ok()) return migrate::processFileError(pid, st.error());
   std::string why;
   for (size_t i = 0; i < sources_.size(); ++i) {
-    if (auto st = sources_[i]->attach(pid); !st.ok()) {
+    if (auto st = sources_[i]->attach(pid, pidfd); !st.ok()) {
       MTM_WARN("profiler pid={} source={} attached=no reason=\"{}\"", pid, names_[i], st.error().message());
       why += (why.empty() ? "" : "; ") + names_[i] + ": " + st.error().message();
       continue;

@@ -134,6 +134,13 @@ TEST_CASE("mtmd's descriptors and memory stay level over 100 reloads that rebuil
   Daemon d;
   const std::string proc = "/proc/" + std::to_string(d.process->pid());
   auto openFds = [&] { return std::distance(std::filesystem::directory_iterator(proc + "/fd"), {}); };
+  auto pidfds = [&] {
+    long n = 0;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(proc + "/fd"))
+      n += std::filesystem::read_symlink(e.path(), ec) == "anon_inode:[pidfd]";
+    return n;
+  };
   auto rssKiB = [&] {
     const std::string status = mtm::test::readFile(proc + "/status");
     const auto at = status.find("VmRSS:");
@@ -144,6 +151,8 @@ TEST_CASE("mtmd's descriptors and memory stay level over 100 reloads that rebuil
     sleepers.push_back(std::make_unique<ChildProcess>(std::vector<std::string>{"/bin/sleep", "300"}, d.dir.path() + "/sleep.log"));
     REQUIRE(d.ctl({"attach", std::to_string(sleepers.back()->pid())}).exitCode == 0);
   }
+  // One pidfd per target, shared by its exit watch, its accessed-bit source and its moves.
+  CHECK(pidfds() == 10);
   // A profiler budget that changes every time: each reload builds a new profiler (its sources,
   // BPF programs and pidfds) for every target and drops the old one.
   auto reload = [&](int n) {
@@ -169,6 +178,7 @@ TEST_CASE("mtmd's descriptors and memory stay level over 100 reloads that rebuil
     now = openFds();
   }
   CHECK(now <= fds);
+  CHECK(pidfds() == 10);
   if (mtm::test::kAddressSanitizer) {
     WARN("RSS not compared: ASan's quarantine holds freed memory (the plain build compares it)");
   } else {

@@ -27,8 +27,11 @@ std::vector<pollfd> pollNow(const ExitWatch& w, int timeoutMs) {
 TEST_CASE("ExitWatch reports a process when it exits and not before", "[daemon]") {
   ExitWatch w;
   Sleeper a, b;
-  REQUIRE(w.watch(a.pid()));
-  REQUIRE(w.watch(b.pid()));
+  auto aFd = mtm::openPidfd(a.pid()), bFd = mtm::openPidfd(b.pid());
+  REQUIRE(aFd.ok());
+  REQUIRE(bFd.ok());
+  w.watch(a.pid(), *aFd);
+  w.watch(b.pid(), *bFd);
   CHECK(w.pollFds().size() == 2);
   CHECK(w.exited(pollNow(w, 0)).empty());
 
@@ -44,12 +47,16 @@ TEST_CASE("ExitWatch reports a process when it exits and not before", "[daemon]"
   CHECK(w.pollFds().empty());
 }
 
-TEST_CASE("ExitWatch cannot watch a process that is already gone", "[daemon]") {
+TEST_CASE("a process that is already gone has no pidfd to watch, and a null one is not watched", "[daemon]") {
   Sleeper gone;
   const pid_t pid = gone.pid();  // wait() forgets it
   gone.signal(SIGKILL);
   gone.wait();
+  auto fd = mtm::openPidfd(pid);
+  REQUIRE_FALSE(fd.ok());
+  CHECK(fd.error().message() == "pid " + std::to_string(pid) + ": pidfd_open: No such process");
   ExitWatch w;
-  CHECK_FALSE(w.watch(pid));
+  w.watch(pid, nullptr);
+  CHECK_FALSE(w.watching(pid));
   CHECK(w.pollFds().empty());
 }

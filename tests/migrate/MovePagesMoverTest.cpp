@@ -250,6 +250,22 @@ TEST_CASE("many requests of one process read its VMAs and open its pidfd once, a
   CHECK(s.kernel.pidfdsOpen == 0);
 }
 
+TEST_CASE("requests that carry their process's pidfd are moved through it -- the mover opens and closes none", "[mover]") {
+  Setup s;
+  s.kernel.map(kBase, 64 * 4096, 0);
+  s.kernel.mapThp(kBase + 2 * kMiB, 0);
+  auto shared = std::make_shared<const UniqueFd>(::dup(0));  // the caller's pidfd; here any descriptor
+  std::vector<MoveRequest> requests{request(0, 64 * 4096, 1), request(2 * kMiB + 4096, 4096, 1)};
+  requests.back().splitPartialThps = true;  // a THP split goes through the pidfd
+  for (auto& r : requests) r.pidfd = shared;
+  auto st = s.move(requests);
+  CHECK(st.errors.empty());
+  CHECK(st.pagesMoved == 65);
+  CHECK(s.kernel.pidfdsOpened == 0);
+  CHECK(s.kernel.madvised.size() == 1);
+  CHECK(shared->get() >= 0);  // still the caller's
+}
+
 TEST_CASE("a pid that does not exist is a clear error", "[mover]") {
   Setup s;
   MoveRequest r = request(0, 4096, 1);

@@ -36,7 +36,9 @@ Result<Placement> queryPlacement(const MoverDeps& deps, int pid, const std::vect
                                  uint32_t batchPages = 4096);
 
 // Re-forms THPs in the 2 MiB-aligned parts of `ranges` that are not THPs now, with
-// process_madvise(MADV_COLLAPSE) (Linux 6.1+). Returns how many formed; errors say why none could.
-Result<uint64_t> collapseThps(const MoverDeps& deps, int pid, const std::vector<AddressRange>& ranges);
+// process_madvise(MADV_COLLAPSE) (Linux 6.1+), through `pidfd` where given, else one opened for
+// the call. Returns how many formed; errors say why none could.
+Result<uint64_t> collapseThps(const MoverDeps& deps, int pid, const std::vector<AddressRange>& ranges,
+                              const SharedPidfd& pidfd = nullptr);
 
 }  // namespace mtm::migrate

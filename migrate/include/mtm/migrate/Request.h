@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "mtm/Pidfd.h"
+
 namespace mtm::migrate {
 
 inline constexpr uint64_t kPageSize = 4096;
@@ -29,6 +31,9 @@ struct MoveRequest {
   // A THP that a range covers only partly: false moves it whole, true splits it and moves
   // only the covered 4 KiB pages.
   bool splitPartialThps = false;
+  // The process's pidfd where the caller holds one (mtmd does, per target); else the mover
+  // opens its own for the call.
+  SharedPidfd pidfd;
 };
 
 // Outcomes, in 4 KiB pages (a THP counts 512). Every requested page ends in exactly one of

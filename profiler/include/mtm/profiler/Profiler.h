@@ -28,7 +28,8 @@ class Profiler {
   static Result<std::unique_ptr<Profiler>> create(const config::Config& config, const config::TierMap* tiers = nullptr);
 
   // Starts profiling a process: every active source attaches (those that cannot are logged).
-  Status addTarget(int pid);
+  // `pidfd` is the process's pidfd where the caller holds one; else the profiler opens its own.
+  Status addTarget(int pid, SharedPidfd pidfd = nullptr);
   void removeTarget(int pid);
   // RegionSet::cutAt for a target's regions; false where it cut nothing.
   bool cutRegion(int pid, uint64_t addr);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "mtm/Pidfd.h"
 #include "mtm/Result.h"
 #include "mtm/config/Config.h"
 #include "mtm/profiler/Regions.h"
@@ -21,8 +22,9 @@ class Source {
 
   // Whether the source can run on this machine; the error says why not and what to do.
   virtual Status probe() = 0;
-  // Starts or stops watching a process. attach() errors name the process and the reason.
-  virtual Status attach(int pid) = 0;
+  // Starts or stops watching a process; `pidfd` is the process's own (shared with mtmd's other
+  // users of it), null where none could be opened. attach() errors name the process and the reason.
+  virtual Status attach(int pid, const SharedPidfd& pidfd) = 0;
   virtual void detach(int pid) = 0;
   // Adds the interval's observations of `pid` to its regions. `checks` is what the overhead
   // controller grants to sources that choose which pages to look at; returns what it spent.
