@@ -14,15 +14,15 @@
 namespace mtm::daemon {
 namespace {
 
-uint64_t pagesOf(const std::vector<migrate::MoveRequest>& requests) {
+uint64_t pagesOf(const std::vector<MoveRequest>& requests) {
   uint64_t n = 0;
   for (const auto& r : requests)
-    for (const auto& range : r.ranges) n += (range.end - range.start) / migrate::kPageSize;
+    for (const auto& range : r.ranges) n += (range.end - range.start) / kPageSize;
   return n;
 }
 
-const char* kindName(migrate::MoveKind kind) {
-  return kind == migrate::MoveKind::Promotion ? "promote" : kind == migrate::MoveKind::Demotion ? "demote" : "move";
+const char* kindName(MoveKind kind) {
+  return kind == MoveKind::Promotion ? "promote" : kind == MoveKind::Demotion ? "demote" : "move";
 }
 
 // Whether two tier maps group the same nodes the same way (free memory may differ).
@@ -173,8 +173,8 @@ void Manager::attachConfigTargets() {
   unattachable_ = std::move(failed);
 }
 
-void Manager::account(const migrate::MoveStats& stats, const std::vector<migrate::MoveRequest>& requests,
-                      migrate::MoveKind kind) {
+void Manager::account(const MoveStats& stats, const std::vector<MoveRequest>& requests,
+                      MoveKind kind) {
   // Requests of one call may span targets; pages are credited to each request's target in
   // proportion to its share of the call (the mover reports per call).
   const uint64_t requested = std::max<uint64_t>(1, stats.pagesRequested);
@@ -183,13 +183,13 @@ void Manager::account(const migrate::MoveStats& stats, const std::vector<migrate
     if (it == targets_.end()) continue;
     const double share = double(pagesOf({r})) / double(requested);
     const auto moved = static_cast<uint64_t>(std::llround(share * double(stats.pagesMoved)));
-    (kind == migrate::MoveKind::Promotion ? it->second.promotedPages : it->second.demotedPages) += moved;
+    (kind == MoveKind::Promotion ? it->second.promotedPages : it->second.demotedPages) += moved;
     it->second.failedPages += static_cast<uint64_t>(std::llround(share * double(stats.pagesFailed())));
     for (const auto& [err, pages] : stats.failed)
       if (auto n = static_cast<uint64_t>(std::llround(share * double(pages)))) it->second.failedByErrno[err] += n;
     const int tier = machine_.tiers.tierOfNode(r.toNode);
     if (tier >= 0)
-      (kind == migrate::MoveKind::Promotion ? tierStats_[tier].promotedInPages : tierStats_[tier].demotedInPages) += moved;
+      (kind == MoveKind::Promotion ? tierStats_[tier].promotedInPages : tierStats_[tier].demotedInPages) += moved;
   }
   for (const auto& e : stats.errors) MTM_WARN("{}: {}", kindName(kind), e);
 }
@@ -245,10 +245,10 @@ IntervalReport Manager::runIntervalSteps() {
     return rep;
   }
   auto plan = policy_->plan(last_, machine_.tiers);
-  std::vector<migrate::MoveRequest> promotions, demotions;
+  std::vector<MoveRequest> promotions, demotions;
   for (auto& m : plan.moves) {
     if (!targets_.count(m.pid)) continue;
-    (m.kind == migrate::MoveKind::Promotion ? promotions : demotions).push_back(std::move(m));
+    (m.kind == MoveKind::Promotion ? promotions : demotions).push_back(std::move(m));
   }
   rep.plannedPages = pagesOf(promotions) + pagesOf(demotions);
   if (rep.plannedPages == 0 && plan.collapses.empty()) return rep;
@@ -279,7 +279,7 @@ IntervalReport Manager::runIntervalSteps() {
   for (auto* requests : {&moves_->demotions, &moves_->promotions})
     for (auto& r : *requests) {
       r.pidfd = exits_.pidfdOf(r.pid);
-      for (const auto& range : r.ranges) moves_->pages += (range.end - range.start) / migrate::kPageSize;
+      for (const auto& range : r.ranges) moves_->pages += (range.end - range.start) / kPageSize;
     }
   for (const auto& c : moves_->collapses) moves_->pidfds.emplace(c.pid, exits_.pidfdOf(c.pid));
   worker_.start([this, mover = mover_, moves = moves_.get()] { runMoves(*mover, *moves); });
@@ -314,8 +314,8 @@ uint64_t Manager::pagesInFlight() const { return worker_.busy() && moves_ ? move
 
 void Manager::finishMoves(IntervalReport& rep) {
   Moves& m = *moves_;
-  for (auto kind : {migrate::MoveKind::Demotion, migrate::MoveKind::Promotion}) {
-    const bool up = kind == migrate::MoveKind::Promotion;
+  for (auto kind : {MoveKind::Demotion, MoveKind::Promotion}) {
+    const bool up = kind == MoveKind::Promotion;
     const auto& list = up ? m.promotions : m.demotions;
     if (list.empty()) continue;
     const auto& stats = up ? m.promoted : m.demoted;

@@ -83,7 +83,7 @@ void renderTargets(prometheus::Registry& r, const Manager& m) {
     pingPong.Add(who).Increment(double(t.pingPongPages));
     for (const auto& [err, pages] : t.failedByErrno) {
       auto labels = who;
-      labels["errno"] = migrate::errnoName(err);
+      labels["errno"] = errnoName(err);
       failed.Add(labels).Increment(double(pages));
     }
   }

@@ -9,14 +9,14 @@ namespace mtm::daemon {
 namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
-constexpr uint64_t kPage = migrate::kPageSize;
+constexpr uint64_t kPage = kPageSize;
 
-uint64_t failedWith(const migrate::MoveStats& s, int err) {
+uint64_t failedWith(const MoveStats& s, int err) {
   auto it = s.failed.find(err);
   return it == s.failed.end() ? 0 : it->second;
 }
 
-Table statsTable(const migrate::MoveStats& s) {
+Table statsTable(const MoveStats& s) {
   uint64_t other = s.pagesFailed();
   for (int e : {EBUSY, ENOMEM, EACCES, EFAULT, ENOENT}) other -= failedWith(s, e);
   Table t({{"requested_bytes", "requested[MiB]", kMiB},
@@ -67,7 +67,7 @@ std::string hex(uint64_t v) {
 
 }  // namespace
 
-std::string renderMoveStats(const migrate::MoveStats& s, Format format) {
+std::string renderMoveStats(const MoveStats& s, Format format) {
   if (format != Format::Json) return statsTable(s).render(format);
   JsonWriter out;
   out.beginObject();
@@ -75,7 +75,7 @@ std::string renderMoveStats(const migrate::MoveStats& s, Format format) {
   out.key("pages_moved").value(s.pagesMoved);
   out.key("pages_to_fallback").value(s.pagesToFallback);
   out.key("pages_failed").beginObject();
-  for (const auto& [err, pages] : s.failed) out.key(migrate::errnoName(err)).value(pages);
+  for (const auto& [err, pages] : s.failed) out.key(errnoName(err)).value(pages);
   out.endObject();
   out.key("pages_deferred").value(s.pagesDeferred);
   out.key("pages_cancelled").value(s.pagesCancelled);

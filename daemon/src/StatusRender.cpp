@@ -14,7 +14,7 @@ std::string describeFailures(const std::map<int, uint64_t>& failedByErrno) {
   for (const auto& [err, pages] : failedByErrno) byCount.emplace_back(pages, err);
   std::sort(byCount.rbegin(), byCount.rend());
   std::string out;
-  for (const auto& [pages, err] : byCount) out += (out.empty() ? "" : ", ") + migrate::errnoName(err) + " " + std::to_string(pages);
+  for (const auto& [pages, err] : byCount) out += (out.empty() ? "" : ", ") + errnoName(err) + " " + std::to_string(pages);
   return out;
 }
 
@@ -75,7 +75,7 @@ std::string Manager::renderStatus(Format format, uid_t viewer) const {
     w.endObject();
     return w.str();
   }
-  const double mib = double(migrate::kPageSize) / double(1 << 20);
+  const double mib = double(kPageSize) / double(1 << 20);
   std::string out = fmt::format(
       "policy {}{}, mover {}, interval {} ({:.0f} s), profiler {:.2f}% of one core, {} target(s)\n"
       "last moves: promoted {:.1f} MiB, demoted {:.1f} MiB, failed {} pages{}\n\n",

@@ -9,7 +9,7 @@
 
 #include "mtm/Log.h"
 #include "mtm/UniqueFd.h"
-#include "mtm/migrate/Request.h"
+#include "mtm/MoveRequest.h"
 
 namespace mtm::migrate {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "mtm/Log.h"
 #include "mtm/migrate/PageList.h"
-#include "mtm/migrate/ProcMaps.h"
+#include "mtm/ProcMaps.h"
 
 namespace mtm::migrate {
 namespace {

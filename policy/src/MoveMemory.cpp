@@ -7,9 +7,9 @@ namespace {
 
 constexpr uint32_t kMaxPingPongs = 6;
 
-bool opposite(migrate::MoveKind a, migrate::MoveKind b) {
-  return (a == migrate::MoveKind::Promotion && b == migrate::MoveKind::Demotion) ||
-         (a == migrate::MoveKind::Demotion && b == migrate::MoveKind::Promotion);
+bool opposite(MoveKind a, MoveKind b) {
+  return (a == MoveKind::Promotion && b == MoveKind::Demotion) ||
+         (a == MoveKind::Demotion && b == MoveKind::Promotion);
 }
 
 // The first record of pid that may overlap an address at or after `start`.
@@ -34,7 +34,7 @@ std::vector<MoveRecord> MoveMemory::overlapping(int pid, uint64_t start, uint64_
 
 // The records overlapping [start, end): whether a move `kind` now would send any back the way it
 // came within the window, and the most ping-pongs among them.
-std::pair<bool, uint32_t> MoveMemory::history(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const {
+std::pair<bool, uint32_t> MoveMemory::history(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const {
   bool back = false;
   uint32_t most = 0;
   for (auto it = firstOverlapping(records_, pid, start); it != records_.end() && it->first.first == pid && it->first.second < end; ++it) {
@@ -44,20 +44,20 @@ std::pair<bool, uint32_t> MoveMemory::history(int pid, uint64_t start, uint64_t 
   return {back, most};
 }
 
-bool MoveMemory::wouldPingPong(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const {
+bool MoveMemory::wouldPingPong(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const {
   return history(pid, start, end, kind, now).first;
 }
 
 uint32_t MoveMemory::pingPongs(int pid, uint64_t start, uint64_t end) const {
-  return history(pid, start, end, migrate::MoveKind::Manual, 0).second;
+  return history(pid, start, end, MoveKind::Manual, 0).second;
 }
 
-uint32_t MoveMemory::barDoublings(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const {
+uint32_t MoveMemory::barDoublings(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const {
   const auto [back, most] = history(pid, start, end, kind, now);
   return most + (back ? 1 : 0);
 }
 
-bool MoveMemory::record(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, int toTier, uint64_t now) {
+bool MoveMemory::record(int pid, uint64_t start, uint64_t end, MoveKind kind, int toTier, uint64_t now) {
   const auto [pingPong, before] = history(pid, start, end, kind, now);
   erase(pid, start, end);
   records_[{pid, start}] = {end, now, kind, toTier, std::min(kMaxPingPongs, before + (pingPong ? 1 : 0))};

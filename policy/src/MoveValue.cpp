@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "mtm/migrate/Request.h"
+#include "mtm/MoveRequest.h"
 
 namespace mtm::policy {
 namespace {
@@ -45,7 +45,7 @@ MoveValue::MoveValue(const config::Config& config, const config::TierMap& tiers)
 double MoveValue::accessGainNs(double hotness, uint64_t bytes, size_t from, size_t to) const {
   const double p = std::min(hotness, kMaxHotness);
   const double perPageRate = -std::log1p(-p) / windowS_;  // accesses per second
-  const double pages = double(bytes) / double(migrate::kPageSize);
+  const double pages = double(bytes) / double(kPageSize);
   return pages * perPageRate * horizonS_ * (latencyNs_[from] - latencyNs_[to]);
 }
 

@@ -9,8 +9,8 @@
 namespace mtm::policy {
 namespace {
 
-constexpr uint64_t kPage = migrate::kPageSize;
-constexpr uint64_t kThp = migrate::kThpSize;
+constexpr uint64_t kPage = kPageSize;
+constexpr uint64_t kThp = kThpSize;
 
 }  // namespace
 
@@ -89,7 +89,7 @@ Plan TwoTierPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& 
     if (!up && !down) continue;
     const size_t to = up ? 0 : 1;
     if (spare[to] < bytes) continue;
-    plan.moves.push_back(requestToTier(r.pid, tiers.tiers[to], up ? migrate::MoveKind::Promotion : migrate::MoveKind::Demotion));
+    plan.moves.push_back(requestToTier(r.pid, tiers.tiers[to], up ? MoveKind::Promotion : MoveKind::Demotion));
     plan.moves.back().ranges = {{r.start, r.end}};
     spare[to] -= bytes;
     spare[1 - to] += bytes;

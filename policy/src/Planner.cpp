@@ -7,12 +7,12 @@
 namespace mtm::policy {
 namespace {
 
-constexpr uint64_t kPage = migrate::kPageSize;
-constexpr uint64_t kThp = migrate::kThpSize;
+constexpr uint64_t kPage = kPageSize;
+constexpr uint64_t kThp = kThpSize;
 
 // A skewed THP region's hot part: its hot eighths, adjacent ones joined.
-std::vector<migrate::AddressRange> hotParts(const profiler::RegionInfo& r) {
-  std::vector<migrate::AddressRange> out;
+std::vector<AddressRange> hotParts(const profiler::RegionInfo& r) {
+  std::vector<AddressRange> out;
   const uint64_t eighth = (r.end - r.start) / 8;
   for (uint64_t i = 0; i < 8; ++i) {
     if ((r.hotEighths >> i & 1) == 0) continue;
@@ -23,7 +23,7 @@ std::vector<migrate::AddressRange> hotParts(const profiler::RegionInfo& r) {
   return out;
 }
 
-uint64_t bytesOf(const std::vector<migrate::AddressRange>& ranges) {
+uint64_t bytesOf(const std::vector<AddressRange>& ranges) {
   uint64_t n = 0;
   for (const auto& r : ranges) n += r.end - r.start;
   return n;
@@ -32,9 +32,9 @@ uint64_t bytesOf(const std::vector<migrate::AddressRange>& ranges) {
 // requestToTier, and when the kernel finds the whole tier full (ENOMEM: the free memory the plan
 // was made with has gone), the tiers after it toward the region's own: still the fastest tier
 // with room for a promotion, the next lower one with room for a demotion.
-migrate::MoveRequest request(int pid, const config::TierMap& tiers, size_t from, size_t to, migrate::MoveKind kind) {
-  migrate::MoveRequest m = requestToTier(pid, tiers.tiers[to], kind);
-  const size_t last = kind == migrate::MoveKind::Promotion ? from : tiers.tiers.size();
+MoveRequest request(int pid, const config::TierMap& tiers, size_t from, size_t to, MoveKind kind) {
+  MoveRequest m = requestToTier(pid, tiers.tiers[to], kind);
+  const size_t last = kind == MoveKind::Promotion ? from : tiers.tiers.size();
   for (size_t t = to + 1; t < last; ++t)
     m.fallbackNodes.insert(m.fallbackNodes.end(), tiers.tiers[t].nodes.begin(), tiers.tiers[t].nodes.end());
   return m;
@@ -46,8 +46,8 @@ uint64_t intervalsIn(uint32_t seconds, const config::Config& config) {
   return std::max<uint64_t>(1, uint64_t{seconds} * 1000 / std::max<uint32_t>(1, config.profiler.intervalMs));
 }
 
-migrate::MoveRequest requestToTier(int pid, const config::Tier& tier, migrate::MoveKind kind) {
-  migrate::MoveRequest m;
+MoveRequest requestToTier(int pid, const config::Tier& tier, MoveKind kind) {
+  MoveRequest m;
   m.pid = pid;
   m.toNode = tier.nodes.front();
   m.fallbackNodes.assign(tier.nodes.begin() + 1, tier.nodes.end());
@@ -92,7 +92,7 @@ void Planner::collectCandidates() {
   candidates_.assign(tiers_.tiers.size(), {});
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
     const auto& r = snap_.regions[*it];
-    if (r.tier < 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || cooling(r, migrate::MoveKind::Demotion)) continue;
+    if (r.tier < 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || cooling(r, MoveKind::Demotion)) continue;
     auto& c = candidates_[static_cast<size_t>(r.tier)];
     if (c.bytesBefore.empty()) c.bytesBefore.push_back(0);
     c.regions.push_back(*it);
@@ -108,7 +108,7 @@ void Planner::promoteHot() {
     const auto& r = snap_.regions[i];
     if (r.hotness < pc.hotThreshold + pc.promoteMargin) continue;  // ranked by effective hotness
     if (r.tier <= 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || planned_[i] ||
-        cooling(r, migrate::MoveKind::Promotion))
+        cooling(r, MoveKind::Promotion))
       continue;
     promote(i);
   }
@@ -133,7 +133,7 @@ void Planner::promote(size_t i) {
     Transaction attempt = tx;
     const int64_t short_ = static_cast<int64_t>(size) - spare(attempt, to);
     if ((short_ <= 0 || reserveRoom(attempt, to, short_, limit, true)) &&
-        reserve(attempt, {i, from, to, migrate::MoveKind::Promotion, start, r.end, hotPartOnly && start == r.start}) &&
+        reserve(attempt, {i, from, to, MoveKind::Promotion, start, r.end, hotPartOnly && start == r.start}) &&
         pays(attempt)) {
       commit(attempt);
       return;
@@ -152,7 +152,7 @@ void Planner::promote(size_t i) {
     // A room that holds the rest whole: the whole move was tried above and did not go.
     const uint64_t cut = (start + static_cast<uint64_t>(room)) & ~(kThp - 1);
     if (cut >= r.end) continue;
-    if (cut > start && reserve(part, {i, from, to, migrate::MoveKind::Promotion, start, cut, false})) {
+    if (cut > start && reserve(part, {i, from, to, MoveKind::Promotion, start, cut, false})) {
       tx = std::move(part);
       start = cut;
     }
@@ -193,7 +193,7 @@ bool Planner::reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double li
     const uint64_t size = r.end - r.start;
     for (size_t down = tier + 1; down < tiers_.tiers.size(); ++down) {
       if (spare(tx, down) < static_cast<int64_t>(size)) continue;
-      if (!reserve(tx, {i, tier, down, migrate::MoveKind::Demotion, r.start, r.end, false})) return false;
+      if (!reserve(tx, {i, tier, down, MoveKind::Demotion, r.start, r.end, false})) return false;
       freed += static_cast<int64_t>(size);
       break;
     }
@@ -237,7 +237,7 @@ void Planner::commit(Transaction& tx) {
   for (const auto& m : tx.moves) {
     const auto& r = snap_.regions[m.region];
     auto req = request(r.pid, tiers_, m.from, m.to, m.kind);
-    req.ranges = m.hotPartOnly ? hotParts(r) : std::vector<migrate::AddressRange>{{m.start, m.end}};
+    req.ranges = m.hotPartOnly ? hotParts(r) : std::vector<AddressRange>{{m.start, m.end}};
     if (m.hotPartOnly) {
       req.splitPartialThps = true;
       for (uint64_t a = r.start & ~(kThp - 1); a < r.end; a += kThp) splitThps_.insert({r.pid, a});
@@ -271,7 +271,7 @@ int64_t Planner::excess(const Transaction& tx, size_t tier) const {
 // The cooldown doubles for each ping-pong the range has done: a range whose hotness flips faster
 // than its checks can tell (few checks, a mixed region) moves ever more rarely, where the doubled
 // value bar alone (pays()) does not hold back moves worth a hundred times their copy.
-bool Planner::cooling(const profiler::RegionInfo& r, migrate::MoveKind kind) const {
+bool Planner::cooling(const profiler::RegionInfo& r, MoveKind kind) const {
   for (const auto& m : memory_.overlapping(r.pid, r.start, r.end))
     if (snap_.interval < m.interval + (cooldown_ << m.pingPongs) && !(m.kind == kind && r.tier == m.toTier)) return true;
   return false;

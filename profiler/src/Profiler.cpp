@@ -8,7 +8,7 @@
 
 #include "mtm/Log.h"
 #include "mtm/Registry.h"
-#include "mtm/migrate/ProcMaps.h"
+#include "mtm/ProcMaps.h"
 
 namespace mtm::profiler {
 namespace {
@@ -59,7 +59,7 @@ Status Profiler::refreshLayout(int pid, Target& t) {
   if (!text) return std::move(text).takeError();
   if (*text == t.maps) return {};  // the address space is as it was
   t.maps = std::move(*text);
-  auto vmas = migrate::parseMaps(t.maps);
+  auto vmas = parseMaps(t.maps);
   if (!vmas) return std::move(vmas).takeError().context("reading /proc/" + std::to_string(pid) + "/maps");
   t.regions->rebuild(*vmas);
   return {};
@@ -74,7 +74,7 @@ Status Profiler::addTarget(int pid, SharedPidfd pidfd) {
   }
   Target t;
   t.regions = std::make_unique<RegionSet>(config_.profiler);
-  if (auto st = refreshLayout(pid, t); !st.ok()) return migrate::processFileError(pid, st.error());
+  if (auto st = refreshLayout(pid, t); !st.ok()) return processFileError(pid, st.error());
   std::string why;
   for (size_t i = 0; i < sources_.size(); ++i) {
     if (auto st = sources_[i]->attach(pid, pidfd); !st.ok()) {

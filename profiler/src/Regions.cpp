@@ -8,7 +8,7 @@ namespace {
 
 // The first cut of the address space: pieces on 2 MiB boundaries, as small as 2 MiB while half
 // of max_regions suffices, larger for larger processes. Splits and merges take it from there.
-uint64_t initialPiece(const std::vector<migrate::Vma>& vmas, uint32_t maxRegions) {
+uint64_t initialPiece(const std::vector<Vma>& vmas, uint32_t maxRegions) {
   uint64_t total = 0;
   for (const auto& v : vmas)
     if (profiled(v)) total += v.end - v.start;
@@ -28,7 +28,7 @@ uint64_t Region::mid() const {
   return m;
 }
 
-bool profiled(const migrate::Vma& v) {
+bool profiled(const Vma& v) {
   if (v.path == "[vsyscall]" || v.path == "[vvar]" || v.path == "[vdso]" || v.path == "[vvar_vclock]") return false;
   if (v.hugetlb()) return false;  // hugetlb pages have no accessed bits of their own to read
   const bool writable = v.perms.size() >= 2 && v.perms[1] == 'w';
@@ -36,7 +36,7 @@ bool profiled(const migrate::Vma& v) {
   return writable && priv;
 }
 
-void RegionSet::rebuild(const std::vector<migrate::Vma>& vmas) {
+void RegionSet::rebuild(const std::vector<Vma>& vmas) {
   // Regions that survive keep their shape and history (clipped to their VMA); memory no region
   // covers yet is cut into fresh pieces.
   const uint64_t piece = initialPiece(vmas, config_.maxRegions);

@@ -25,7 +25,7 @@ TEST_CASE("every role registers a no-op named none", "[registry]") {
   KernelFs fs;
   auto mover = Registry<migrate::Mover>::create("none", {{kernel, kernel, fs, clock}, {}});
   REQUIRE(mover.ok());
-  migrate::MoveRequest req;
+  MoveRequest req;
   req.pid = 1;
   req.ranges = {{0, 8192}};
   req.toNode = 0;

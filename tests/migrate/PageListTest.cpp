@@ -2,6 +2,7 @@
 
 #include "mtm/migrate/PageList.h"
 
+using namespace mtm;
 using namespace mtm::migrate;
 
 namespace {

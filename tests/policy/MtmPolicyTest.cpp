@@ -57,7 +57,7 @@ TEST_CASE("a hot region in tier 3 goes straight to tier 0", "[policy]") {
   auto plan = p.plan(s, tiers({{1024, 512}, {1024, 512}, {1024, 512}, {1024, 512}}));
   REQUIRE(plan.moves.size() == 1);
   CHECK(plan.moves[0].toNode == 0);
-  CHECK(plan.moves[0].kind == migrate::MoveKind::Promotion);
+  CHECK(plan.moves[0].kind == MoveKind::Promotion);
 }
 
 TEST_CASE("to make room, the coldest regions of the top tier go one tier down, not further", "[policy]") {
@@ -68,12 +68,12 @@ TEST_CASE("to make room, the coldest regions of the top tier go one tier down, n
   auto plan = p.plan(s, tiers({{1024, 20}, {1024, 512}, {1024, 512}, {1024, 512}}));
   REQUIRE(plan.moves.size() >= 2);
   // The coldest of tier 0 goes to tier 1 (one step), then the hot one comes up to tier 0.
-  CHECK(plan.moves[0].kind == migrate::MoveKind::Demotion);
+  CHECK(plan.moves[0].kind == MoveKind::Demotion);
   CHECK(plan.moves[0].ranges[0].start == s.regions[1].start);
   CHECK(plan.moves[0].toNode == 1);
   bool promoted = false;
   for (const auto& m : plan.moves) {
-    if (m.kind == migrate::MoveKind::Promotion) {
+    if (m.kind == MoveKind::Promotion) {
       CHECK(m.toNode == 0);
       promoted = true;
     }
@@ -121,7 +121,7 @@ TEST_CASE("watermarks: a tier short of free memory sheds its coldest regions one
   auto plan = p.plan(s, tiers({{1024, 10}, {1024, 512}}));
   REQUIRE(plan.moves.size() == 2);
   for (const auto& m : plan.moves) {
-    CHECK(m.kind == migrate::MoveKind::Demotion);
+    CHECK(m.kind == MoveKind::Demotion);
     CHECK(m.toNode == 1);
     CHECK(m.ranges[0].start != s.regions[2].start);
   }
@@ -182,7 +182,7 @@ TEST_CASE("one global ranking: a hot region displaces a warm one from the top ti
   s.regions = {region(0, 64, 0.4, 0), region(100, 64, 0.9, 2)};
   auto plan = p.plan(s, tiers({{1024, 30}, {1024, 512}, {1024, 512}}));
   REQUIRE(plan.moves.size() == 2);
-  CHECK(plan.moves[0].kind == migrate::MoveKind::Demotion);
+  CHECK(plan.moves[0].kind == MoveKind::Demotion);
   CHECK(plan.moves[0].ranges[0].start == s.regions[0].start);
   CHECK(plan.moves[0].toNode == 1);
   CHECK(plan.moves[1].toNode == 0);
@@ -192,7 +192,7 @@ TEST_CASE("one global ranking: a hot region displaces a warm one from the top ti
   s.regions = {region(0, 64, 0.85, 0), region(100, 64, 0.9, 2)};
   plan = q.plan(s, tiers({{1024, 30}, {1024, 512}, {1024, 512}}));
   REQUIRE(plan.moves.size() == 1);
-  CHECK(plan.moves[0].kind == migrate::MoveKind::Promotion);
+  CHECK(plan.moves[0].kind == MoveKind::Promotion);
   CHECK(plan.moves[0].toNode == 1);
   CHECK(plan.cuts.empty());
 }
@@ -211,9 +211,9 @@ TEST_CASE("a hot region bigger than the top tier's room fills it and the rest go
   REQUIRE(plan.moves.size() == 2);
   const uint64_t cut = (s.regions[0].start + 144 * kMiB) & ~(2 * kMiB - 1);
   CHECK(plan.moves[0].toNode == 0);
-  CHECK(plan.moves[0].ranges == std::vector<migrate::AddressRange>{{s.regions[0].start, cut}});
+  CHECK(plan.moves[0].ranges == std::vector<AddressRange>{{s.regions[0].start, cut}});
   CHECK(plan.moves[1].toNode == 2);  // tier 1 has no room
-  CHECK(plan.moves[1].ranges == std::vector<migrate::AddressRange>{{cut, s.regions[0].end}});
+  CHECK(plan.moves[1].ranges == std::vector<AddressRange>{{cut, s.regions[0].end}});
   // The profiler cuts the region there: the part left in tier 2 is ranked on its own.
   REQUIRE(plan.cuts.size() == 1);
   CHECK(plan.cuts[0].pid == 7);
@@ -230,7 +230,7 @@ TEST_CASE("a hot region bigger than the top tier's room fills it and the rest go
   s.regions[0].tier = s.regions[0].node = 3;
   plan = q.plan(s, tiers({{256, 150}, {1024, 10}, {1024, 10}, {1024, 512}}));
   REQUIRE(plan.moves.size() == 1);
-  CHECK(plan.moves[0].ranges == std::vector<migrate::AddressRange>{{s.regions[0].start, cut}});
+  CHECK(plan.moves[0].ranges == std::vector<AddressRange>{{s.regions[0].start, cut}});
 }
 
 TEST_CASE("when the kernel finds a tier full, a move falls back to the next tier on its way, never past it", "[policy]") {
@@ -241,7 +241,7 @@ TEST_CASE("when the kernel finds a tier full, a move falls back to the next tier
   auto plan = p.plan(s, tiers({{1024, 40}, {1024, 512}, {1024, 512}, {1024, 512}}));
   REQUIRE(plan.moves.size() == 2);
   for (const auto& m : plan.moves) {
-    if (m.kind == migrate::MoveKind::Promotion) {
+    if (m.kind == MoveKind::Promotion) {
       CHECK(m.toNode == 0);
       CHECK(m.fallbackNodes == std::vector<int>{1, 2});  // up to, not including, its own tier 3
     } else {
@@ -273,11 +273,11 @@ TEST_CASE("THPs: evenly hot ones move whole, skewed ones split and only the hot 
   REQUIRE(plan.moves.size() == 3);
   for (const auto& m : plan.moves) CHECK(m.toNode == 0);
   // Even: whole, not split.
-  CHECK(plan.moves[0].ranges == std::vector<migrate::AddressRange>{{s.regions[0].start, s.regions[0].end}});
+  CHECK(plan.moves[0].ranges == std::vector<AddressRange>{{s.regions[0].start, s.regions[0].end}});
   CHECK_FALSE(plan.moves[0].splitPartialThps);
   // Skewed (eighths 1 and 2 hot): those 512 KiB only, the THP split around them.
   const uint64_t eighth = 2 * kMiB / 8;
-  CHECK(plan.moves[1].ranges == std::vector<migrate::AddressRange>{{s.regions[1].start + eighth, s.regions[1].start + 3 * eighth}});
+  CHECK(plan.moves[1].ranges == std::vector<AddressRange>{{s.regions[1].start + eighth, s.regions[1].start + 3 * eighth}});
   CHECK(plan.moves[1].splitPartialThps);
   // Unknown skew (accessed bits only): whole.
   CHECK_FALSE(plan.moves[2].splitPartialThps);
@@ -313,7 +313,7 @@ TEST_CASE("THPs: a split one is collapsed once its parts share a node and are ab
   auto plan = p.plan(s, t);
   REQUIRE(plan.collapses.size() == 1);
   CHECK(plan.collapses[0].pid == 7);
-  CHECK(plan.collapses[0].ranges == std::vector<migrate::AddressRange>{{base, base + 2 * kMiB}});
+  CHECK(plan.collapses[0].ranges == std::vector<AddressRange>{{base, base + 2 * kMiB}});
   s.interval = 4;
   CHECK(p.plan(s, t).collapses.empty());
 }
@@ -352,15 +352,15 @@ TEST_CASE("a promotion and the demotions that make its room fit the page budget 
   // Neither: the cold region stays in tier 0; the hot one goes to the fastest tier with room
   // that needs no demotion (tier 1).
   REQUIRE(plan.moves.size() == 1);
-  CHECK(plan.moves[0].kind == migrate::MoveKind::Promotion);
+  CHECK(plan.moves[0].kind == MoveKind::Promotion);
   CHECK(plan.moves[0].toNode == 1);
   // With the budget for both, both.
   c.migration.maxPagesPerInterval = 6144;
   MtmPolicy q(c);
   plan = q.plan(s, t);
   REQUIRE(plan.moves.size() == 2);
-  CHECK(plan.moves[0].kind == migrate::MoveKind::Demotion);
-  CHECK(plan.moves[1].kind == migrate::MoveKind::Promotion);
+  CHECK(plan.moves[0].kind == MoveKind::Demotion);
+  CHECK(plan.moves[1].kind == MoveKind::Promotion);
   CHECK(plan.moves[1].toNode == 0);
 }
 
@@ -562,7 +562,6 @@ TEST_CASE("the policy's memory stays bounded as regions split and merge and proc
 }
 
 TEST_CASE("move memory: ranges overwrite what they cover, records expire, vanish with their memory, and are capped", "[policy]") {
-  using migrate::MoveKind;
   MoveMemory m(10);
   // A move of the middle of an earlier one splits it: three records.
   m.record(7, 0, 100, MoveKind::Promotion, 0, 0);
@@ -672,8 +671,8 @@ TEST_CASE("a region bigger than all a tier can free fills what it can free, not 
   s.regions = {region(0, 96, 0.0, 0), region(200, 128, 0.95, 1)};
   auto plan = p.plan(s, tiers({{256, 4}, {1024, 512}, {1024, 512}, {1024, 512}}));
   REQUIRE(plan.moves.size() == 2);
-  CHECK(plan.moves[0].kind == migrate::MoveKind::Demotion);  // the cold one makes the room
-  CHECK(plan.moves[1].kind == migrate::MoveKind::Promotion);
+  CHECK(plan.moves[0].kind == MoveKind::Demotion);  // the cold one makes the room
+  CHECK(plan.moves[1].kind == MoveKind::Promotion);
   const auto& up = plan.moves[1].ranges[0];
   CHECK(up.start == s.regions[1].start);
   CHECK(up.end - up.start >= 90 * kMiB);  // what the room holds, in whole 2 MiB units

@@ -9,8 +9,8 @@ namespace {
 
 constexpr uint64_t kB = 0x7f0000000000, kM = 1 << 20;
 
-migrate::Vma vma(uint64_t start, uint64_t end, const char* perms = "rw-p", const char* path = "") {
-  migrate::Vma v;
+Vma vma(uint64_t start, uint64_t end, const char* perms = "rw-p", const char* path = "") {
+  Vma v;
   v.start = start;
   v.end = end;
   v.perms = perms;

@@ -62,8 +62,8 @@ struct Holder {
       waitpid(pid, nullptr, 0);
     }
   }
-  migrate::MoveRequest to(int node) const {
-    migrate::MoveRequest r;
+  MoveRequest to(int node) const {
+    MoveRequest r;
     r.pid = pid;
     r.ranges = {{start, start + size}};
     r.toNode = node;
@@ -86,7 +86,7 @@ uint64_t residentOn(migrate::LiveKernel& k, const Holder& h, int node) {
   auto p = migrate::queryPlacement(k.deps(), h.pid, {{h.start, h.start + h.size}});
   if (!p) return 0;
   auto it = p->byNode.find(node);
-  return it == p->byNode.end() ? 0 : it->second.total() * migrate::kPageSize;
+  return it == p->byNode.end() ? 0 : it->second.total() * kPageSize;
 }
 
 double migratepagesRate(migrate::LiveKernel& k, const Holder& h, int from, int to) {
@@ -181,8 +181,8 @@ int main(int argc, char** argv) {
         const auto t0 = Clock::now();
         auto st = migrate::MovePagesMover({kernel.deps(), o}).execute({holder.to(cfg.to)});
         const double s = seconds(Clock::now() - t0);
-        const double rate = static_cast<double>(st.pagesMoved * migrate::kPageSize) / s;
-        if (st.pagesMoved * migrate::kPageSize != cfg.size) report.note("warning: " + kind + " batch " + std::to_string(batch) + " moved only " + std::to_string(st.pagesMoved) + " pages");
+        const double rate = static_cast<double>(st.pagesMoved * kPageSize) / s;
+        if (st.pagesMoved * kPageSize != cfg.size) report.note("warning: " + kind + " batch " + std::to_string(batch) + " moved only " + std::to_string(st.pagesMoved) + " pages");
         best = std::max(best, rate);
         report.row({kind, "mtm"}, {double(batch), double(threads), cfg.size / kMiB, s * 1e3, rate / kMiB,
                                    mp > 0 ? rate / mp : 0, rate / mc});

@@ -12,7 +12,7 @@
 #include "mtm/daemon/MigrationReport.h"
 #include "mtm/daemon/Process.h"
 #include "mtm/migrate/MovePagesMover.h"
-#include "mtm/migrate/ProcMaps.h"
+#include "mtm/ProcMaps.h"
 
 namespace mtm::daemon::ctl {
 namespace {
@@ -47,10 +47,10 @@ class ProgressLine {
     next_ = now + (tty_ ? milliseconds(200) : seconds(5));
     const double s = duration<double>(p.elapsed).count();
     std::fprintf(stderr, "%smigrate: %s of %s (%.0f%%), %s/s%s", tty_ ? "\r" : "",
-                 formatBytes(p.pagesDone * migrate::kPageSize).c_str(),
-                 formatBytes(p.pagesTotal * migrate::kPageSize).c_str(),
+                 formatBytes(p.pagesDone * kPageSize).c_str(),
+                 formatBytes(p.pagesTotal * kPageSize).c_str(),
                  p.pagesTotal ? 100.0 * static_cast<double>(p.pagesDone) / static_cast<double>(p.pagesTotal) : 100.0,
-                 formatBytes(static_cast<uint64_t>(static_cast<double>(p.pagesMoved * migrate::kPageSize) / s)).c_str(),
+                 formatBytes(static_cast<uint64_t>(static_cast<double>(p.pagesMoved * kPageSize) / s)).c_str(),
                  tty_ ? "   " : "\n");
     shown_ = true;
   }
@@ -84,7 +84,7 @@ int run(const Global& global, const Options& o) {
   if (o.batch) options.batchPages = o.batch;
   options.dryRun = options.dryRun || o.dryRun;
 
-  migrate::MoveRequest req;
+  MoveRequest req;
   req.pid = o.pid;
   req.ranges = *ranges;  // empty with --all: every VMA
   req.toNode = dest->node;
@@ -105,8 +105,8 @@ int run(const Global& global, const Options& o) {
                 dest->node, dest->fallbackNodes.empty() ? "" : " (fallback nodes ",
                 dest->fallbackNodes.empty() ? "" : (formatNodeList(dest->fallbackNodes) + ")").c_str());
     if (options.dryRun)
-      std::printf("  would move %s, already there %s\n", formatBytes(stats.pagesWouldMove * migrate::kPageSize).c_str(),
-                  formatBytes(stats.pagesAlreadyThere * migrate::kPageSize).c_str());
+      std::printf("  would move %s, already there %s\n", formatBytes(stats.pagesWouldMove * kPageSize).c_str(),
+                  formatBytes(stats.pagesAlreadyThere * kPageSize).c_str());
   }
   std::fputs(renderMoveStats(stats, format).c_str(), stdout);
   for (const auto& e : stats.errors) std::fprintf(stderr, "mtmctl: %s\n", e.c_str());
@@ -115,10 +115,10 @@ int run(const Global& global, const Options& o) {
 
 }  // namespace
 
-Result<std::vector<migrate::AddressRange>> parseRanges(const std::vector<std::string>& texts) {
-  std::vector<migrate::AddressRange> out;
+Result<std::vector<AddressRange>> parseRanges(const std::vector<std::string>& texts) {
+  std::vector<AddressRange> out;
   for (const auto& t : texts) {
-    auto r = migrate::parseAddressRange(t);
+    auto r = parseAddressRange(t);
     if (!r) return Error("--range: " + r.error().message());
     out.push_back({r->first, r->second});
   }
@@ -128,7 +128,7 @@ Result<std::vector<migrate::AddressRange>> parseRanges(const std::vector<std::st
 CLI::Validator addressRangeValidator() {
   return CLI::Validator(
       [](std::string& s) {
-        auto r = migrate::parseAddressRange(s);
+        auto r = parseAddressRange(s);
         return r ? std::string() : r.error().message();
       },
       "START-END");

@@ -14,7 +14,7 @@ namespace mtm::daemon::ctl {
 using migrate::LiveKernel;
 
 // "0x7f00-0x7f10" strings into ranges; the first bad one is the error.
-Result<std::vector<migrate::AddressRange>> parseRanges(const std::vector<std::string>& texts);
+Result<std::vector<AddressRange>> parseRanges(const std::vector<std::string>& texts);
 
 // Command-line checks, so that a malformed value is a usage error (exit 2).
 CLI::Validator addressRangeValidator();

@@ -155,7 +155,7 @@ int runUnderDaemon(const std::string& socket, const RunOptions& o) {
 }
 
 std::string summary(const TargetStats& t) {
-  const double mib = double(migrate::kPageSize) / double(1 << 20);
+  const double mib = double(kPageSize) / double(1 << 20);
   const std::string why = describeFailures(t.failedByErrno);
   return fmt::format("promoted {:.1f} MiB, demoted {:.1f} MiB, {} pages failed{}", double(t.promotedPages) * mib,
                      double(t.demotedPages) * mib, t.failedPages, why.empty() ? "" : " (" + why + ")");
@@ -233,8 +233,8 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
     if (auto it = m.targets().find(*pid); it != m.targets().end()) last = it->second;
     if (!o.quiet)
       std::fprintf(stderr, "mtm: %s | moved up %.1f MiB, down %.1f MiB | profiler %.2f%%\n", m.residencyLine().c_str(),
-                   double(report.promotedPages) * migrate::kPageSize / double(1 << 20),
-                   double(report.demotedPages) * migrate::kPageSize / double(1 << 20), report.profilerCpu * 100);
+                   double(report.promotedPages) * kPageSize / double(1 << 20),
+                   double(report.demotedPages) * kPageSize / double(1 << 20), report.profilerCpu * 100);
     return {};
   };
   auto code = supervise(*pid, *signals, ticks);

@@ -142,7 +142,7 @@ class Manager {
   // Builds the parts not kept; replaces nothing until every part is built.
   Status build(const Built* kept);
   IntervalReport runIntervalSteps();
-  void account(const migrate::MoveStats& stats, const std::vector<migrate::MoveRequest>& requests, migrate::MoveKind kind);
+  void account(const MoveStats& stats, const std::vector<MoveRequest>& requests, MoveKind kind);
   // Stops managing pid: the profiler drops it and the next snapshot lists it as exited, so the
   // policy forgets it too.
   void forget(int pid);
@@ -156,9 +156,9 @@ class Manager {
   // worker thread alone touches it between start() and collect().
   struct Moves {
     uint64_t interval = 0;
-    std::vector<migrate::MoveRequest> demotions, promotions;
+    std::vector<MoveRequest> demotions, promotions;
     std::vector<policy::CollapseRequest> collapses;
-    migrate::MoveStats demoted, promoted;
+    MoveStats demoted, promoted;
     uint64_t thpCollapsed = 0;
     uint64_t pages = 0;  // requested, 4 KiB pages (set before the worker starts; it only reads it)
     std::map<int, SharedPidfd> pidfds;  // of the collapses' processes, taken on the caller's thread

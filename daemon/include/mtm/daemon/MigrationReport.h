@@ -6,11 +6,11 @@
 #include "mtm/Table.h"
 #include "mtm/config/TierMap.h"
 #include "mtm/migrate/Placement.h"
-#include "mtm/migrate/Request.h"
+#include "mtm/MoveRequest.h"
 
 namespace mtm::daemon {
 
-std::string renderMoveStats(const migrate::MoveStats& stats, Format format);
+std::string renderMoveStats(const MoveStats& stats, Format format);
 std::string renderPlacement(const migrate::Placement& placement, const config::TierMap& tiers, Format format);
 
 }  // namespace mtm::daemon

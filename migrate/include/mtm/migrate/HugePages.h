@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "mtm/Result.h"
-#include "mtm/migrate/ProcMaps.h"
+#include "mtm/ProcMaps.h"
 
 namespace mtm::migrate {
 

@@ -9,7 +9,7 @@
 #include "mtm/config/Config.h"
 #include "mtm/migrate/Clock.h"
 #include "mtm/migrate/HugePages.h"
-#include "mtm/migrate/Request.h"
+#include "mtm/MoveRequest.h"
 #include "mtm/migrate/Syscalls.h"
 
 namespace mtm::migrate {

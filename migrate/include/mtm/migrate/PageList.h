@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "mtm/migrate/HugePages.h"
-#include "mtm/migrate/ProcMaps.h"
-#include "mtm/migrate/Request.h"
+#include "mtm/ProcMaps.h"
+#include "mtm/MoveRequest.h"
 
 namespace mtm::migrate {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "mtm/migrate/Mover.h"
-#include "mtm/migrate/ProcMaps.h"
+#include "mtm/ProcMaps.h"
 
 namespace mtm::migrate {
 

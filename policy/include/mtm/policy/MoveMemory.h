@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "mtm/migrate/Request.h"
+#include "mtm/MoveRequest.h"
 #include "mtm/profiler/Snapshot.h"
 
 namespace mtm::policy {
@@ -22,7 +22,7 @@ namespace mtm::policy {
 struct MoveRecord {
   uint64_t end = 0;
   uint64_t interval = 0;  // when it was planned
-  migrate::MoveKind kind = migrate::MoveKind::Manual;
+  MoveKind kind = MoveKind::Manual;
   int toTier = -1;
   uint32_t pingPongs = 0;  // moves back the way it came, each within the window of the one before
 };
@@ -37,15 +37,15 @@ class MoveMemory {
 
   // Whether moving [start, end) of pid `kind` now would send it back the way one of its parts
   // came within the window.
-  bool wouldPingPong(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const;
+  bool wouldPingPong(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const;
   // The most ping-pongs among the records overlapping [start, end).
   uint32_t pingPongs(int pid, uint64_t start, uint64_t end) const;
   // How often the bar of a move of [start, end) `kind` now doubles: pingPongs(), and once more
   // where the move would be one (wouldPingPong()).
-  uint32_t barDoublings(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const;
+  uint32_t barDoublings(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const;
 
   // Remembers a committed move; returns whether it was a ping-pong (counted on the range).
-  bool record(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, int toTier, uint64_t now);
+  bool record(int pid, uint64_t start, uint64_t end, MoveKind kind, int toTier, uint64_t now);
 
   void forget(int pid);
   // Drops records older than their retention, those no region of `regions` overlaps, and the
@@ -58,7 +58,7 @@ class MoveMemory {
   uint64_t retention(const MoveRecord& r) const;
 
  private:
-  std::pair<bool, uint32_t> history(int pid, uint64_t start, uint64_t end, migrate::MoveKind kind, uint64_t now) const;
+  std::pair<bool, uint32_t> history(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const;
   // Removes [start, end) of pid from the records, keeping the parts of records outside it.
   void erase(int pid, uint64_t start, uint64_t end);
   uint64_t window_;

@@ -29,7 +29,7 @@ uint64_t intervalsIn(uint32_t seconds, const config::Config& config);
 
 // A move of pid's pages to the first node of `tier`, the rest of the tier as fallbacks (tried
 // while the destination is full).
-migrate::MoveRequest requestToTier(int pid, const config::Tier& tier, migrate::MoveKind kind);
+MoveRequest requestToTier(int pid, const config::Tier& tier, MoveKind kind);
 
 class Planner {
  public:
@@ -44,7 +44,7 @@ class Planner {
   struct Move {
     size_t region = 0;
     size_t from = 0, to = 0;
-    migrate::MoveKind kind = migrate::MoveKind::Promotion;
+    MoveKind kind = MoveKind::Promotion;
     uint64_t start = 0, end = 0;  // the part of the region that moves
     bool hotPartOnly = false;     // a skewed THP region: only its hot eighths, split off
   };
@@ -80,7 +80,7 @@ class Planner {
 
   int64_t spare(const Transaction& tx, size_t tier) const;   // room above the low watermark
   int64_t excess(const Transaction& tx, size_t tier) const;  // short of the high watermark
-  bool cooling(const profiler::RegionInfo& r, migrate::MoveKind kind) const;
+  bool cooling(const profiler::RegionInfo& r, MoveKind kind) const;
   uint64_t promotedBytes(const profiler::RegionInfo& r) const;
   bool splitsThp(const profiler::RegionInfo& r) const;
   double swapMargin(const profiler::RegionInfo& r) const;

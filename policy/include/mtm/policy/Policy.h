@@ -8,7 +8,7 @@
 
 #include "mtm/config/Config.h"
 #include "mtm/config/TierMap.h"
-#include "mtm/migrate/Request.h"
+#include "mtm/MoveRequest.h"
 #include "mtm/profiler/Snapshot.h"
 
 namespace mtm::policy {
@@ -17,7 +17,7 @@ namespace mtm::policy {
 // one node and are about as hot.
 struct CollapseRequest {
   int pid = 0;
-  std::vector<migrate::AddressRange> ranges;
+  std::vector<AddressRange> ranges;
 };
 
 // Where a move took only part of a region: the profiler cuts the region there, so that the
@@ -34,7 +34,7 @@ struct PingPong {
 };
 
 struct Plan {
-  std::vector<migrate::MoveRequest> moves;  // the mover runs demotions first, to make room
+  std::vector<MoveRequest> moves;  // the mover runs demotions first, to make room
   std::vector<CollapseRequest> collapses;    // after the moves
   std::vector<RegionCut> cuts;
   std::vector<PingPong> pingPongs;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "mtm/config/Config.h"
-#include "mtm/migrate/ProcMaps.h"
+#include "mtm/ProcMaps.h"
 
 namespace mtm::profiler {
 
@@ -58,7 +58,7 @@ class RegionSet {
 
   // (Re)builds from the process's VMAs; regions that survive keep their history. VMAs that
   // hold no anonymous or private writable memory ([vdso], read-only text, ...) are left out.
-  void rebuild(const std::vector<migrate::Vma>& vmas);
+  void rebuild(const std::vector<Vma>& vmas);
 
   // One observation of the page at `addr`: checked, and whether it was accessed. A region seen
   // through THP accessed bits is huge; one whose checks then find 4 KiB PTEs only (the THP was
@@ -101,6 +101,6 @@ class RegionSet {
 };
 
 // Whether a VMA is worth profiling: private writable or anonymous memory.
-bool profiled(const migrate::Vma& vma);
+bool profiled(const Vma& vma);
 
 }  // namespace mtm::profiler

@@ -1,8 +1,8 @@
-#include "mtm/migrate/Request.h"
+#include "mtm/MoveRequest.h"
 
 #include <cerrno>
 
-namespace mtm::migrate {
+namespace mtm {
 
 uint64_t MoveStats::pagesFailed() const {
   uint64_t n = 0;
@@ -51,4 +51,4 @@ std::string errnoName(int err) {
   }
 }
 
-}  // namespace mtm::migrate
+}  // namespace mtm

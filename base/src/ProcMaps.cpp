@@ -1,4 +1,4 @@
-#include "mtm/migrate/ProcMaps.h"
+#include "mtm/ProcMaps.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include "mtm/Parse.h"
 
-namespace mtm::migrate {
+namespace mtm {
 namespace {
 
 bool hex(std::string_view s, uint64_t& out) {
@@ -111,4 +111,4 @@ Result<std::pair<uint64_t, uint64_t>> parseAddressRange(std::string_view text) {
   return std::make_pair(a, b);
 }
 
-}  // namespace mtm::migrate
+}  // namespace mtm

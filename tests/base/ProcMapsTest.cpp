@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "mtm/migrate/ProcMaps.h"
+#include "mtm/ProcMaps.h"
 
-using namespace mtm::migrate;
+using namespace mtm;
 
 TEST_CASE("maps and smaps lines", "[procmaps]") {
   auto maps = parseMaps(

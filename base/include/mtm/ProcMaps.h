@@ -9,7 +9,7 @@
 #include "mtm/KernelFs.h"
 #include "mtm/Result.h"
 
-namespace mtm::migrate {
+namespace mtm {
 
 struct Vma {
   uint64_t start = 0;
@@ -40,4 +40,4 @@ Result<std::vector<Vma>> readProcessVmas(const KernelFs& fs, int pid);
 // "0x7f00-0x7f10" or "7f00-7f10" -> [start, end).
 Result<std::pair<uint64_t, uint64_t>> parseAddressRange(std::string_view text);
 
-}  // namespace mtm::migrate
+}  // namespace mtm

@@ -9,7 +9,7 @@
 
 #include "mtm/Pidfd.h"
 
-namespace mtm::migrate {
+namespace mtm {
 
 inline constexpr uint64_t kPageSize = 4096;
 inline constexpr uint64_t kThpSize = 2ull << 20;
@@ -64,4 +64,4 @@ struct MoveStats {
 // "EBUSY" for EBUSY; "errno N" for the rest.
 std::string errnoName(int err);
 
-}  // namespace mtm::migrate
+}  // namespace mtm
