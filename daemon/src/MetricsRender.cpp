@@ -6,7 +6,9 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <map>
 #include <sstream>
+#include <vector>
 
 #include "mtm/migrate/Mover.h"
 
@@ -14,6 +16,28 @@ namespace mtm::daemon {
 namespace {
 
 using prometheus::Labels;
+
+// The manager's figures at one moment, copied so that they can be rendered on another thread.
+struct ManagerFigures {
+  std::string policy, mover, configSource;
+  double budget = 0;
+  std::vector<config::Tier> tiers;
+  std::vector<uint64_t> managedBytes;
+  std::vector<TierStats> tierStats;
+  std::map<int, TargetStats> targets;
+  ManagerTotals totals;
+  size_t regions = 0;
+  std::vector<std::string> sources;
+  uint64_t pagesInFlight = 0;
+  double moveBytesPerSecond = 0;
+};
+
+ManagerFigures figuresOf(const Manager& m) {
+  return {m.config().policy.name,  m.config().migration.mover, m.config().source, m.config().profiler.budget,
+          m.machine().tiers.tiers, m.tierTotals(0),            m.tierStats(),     m.targets(),
+          m.totals(),              m.lastSnapshot().regions.size(), m.profiler().activeSources(), m.pagesInFlight(),
+          m.moveBytesPerSecond()};
+}
 
 // The kernel's counters of tiering and NUMA balancing in /proc/vmstat.
 bool isTieringCounter(const std::string& name) {
@@ -36,7 +60,7 @@ prometheus::Family<prometheus::Counter>& counter(prometheus::Registry& r, const 
   return prometheus::BuildCounter().Name(name).Help(help).Register(r);
 }
 
-void renderTiers(prometheus::Registry& r, const Manager& m) {
+void renderTiers(prometheus::Registry& r, const ManagerFigures& m) {
   auto& capacity = gauge(r, "mtm_tier_capacity_bytes", "Memory mtm may fill in the tier (tiers.list[].capacity, else all of it)");
   auto& free = gauge(r, "mtm_tier_free_bytes", "Free memory of the tier's nodes, read at the last interval");
   auto& reserve = gauge(r, "mtm_tier_kernel_reserve_bytes", "Memory the kernel keeps free for itself in the tier (min_free_kbytes, lowmem reserve)");
@@ -44,8 +68,7 @@ void renderTiers(prometheus::Registry& r, const Manager& m) {
   auto& managed = gauge(r, "mtm_tier_managed_bytes", "Profiled memory of the managed processes in the tier");
   auto& promotedIn = counter(r, "mtm_tier_promoted_in_pages_total", "4 KiB pages promoted into the tier");
   auto& demotedIn = counter(r, "mtm_tier_demoted_in_pages_total", "4 KiB pages demoted into the tier");
-  const auto managedBytes = m.tierTotals(0);
-  for (const auto& tier : m.machine().tiers.tiers) {
+  for (const auto& tier : m.tiers) {
     const Labels labels{{"tier", tier.name}};
     auto withNodes = labels;
     withNodes["nodes"] = nodeList(tier.nodes);
@@ -53,13 +76,13 @@ void renderTiers(prometheus::Registry& r, const Manager& m) {
     free.Add(labels).Set(double(tier.freeBytes));
     reserve.Add(labels).Set(double(tier.kernelReserveBytes));
     low.Add(labels).Set(tier.lowWatermark);
-    managed.Add(labels).Set(double(managedBytes[tier.index]));
-    promotedIn.Add(labels).Increment(double(m.tierStats()[tier.index].promotedInPages));
-    demotedIn.Add(labels).Increment(double(m.tierStats()[tier.index].demotedInPages));
+    managed.Add(labels).Set(double(m.managedBytes[tier.index]));
+    promotedIn.Add(labels).Increment(double(m.tierStats[tier.index].promotedInPages));
+    demotedIn.Add(labels).Increment(double(m.tierStats[tier.index].demotedInPages));
   }
 }
 
-void renderTargets(prometheus::Registry& r, const Manager& m) {
+void renderTargets(prometheus::Registry& r, const ManagerFigures& m) {
   auto& count = gauge(r, "mtm_targets", "Processes mtm manages");
   auto& bytes = gauge(r, "mtm_target_bytes", "Profiled memory of a managed process, by the tier its pages are in");
   auto& hot = gauge(r, "mtm_target_hot_bytes", "Memory of a managed process at or above policy.hot_threshold");
@@ -68,10 +91,10 @@ void renderTargets(prometheus::Registry& r, const Manager& m) {
   auto& demoted = counter(r, "mtm_target_demoted_pages_total", "4 KiB pages of the process demoted since it was attached");
   auto& pingPong = counter(r, "mtm_target_pingpong_pages_total", "4 KiB pages moved back the way they came within policy.pingpong_window_s");
   auto& failed = counter(r, "mtm_target_failed_pages_total", "4 KiB pages of the process that did not move, by errno");
-  count.Add({}).Set(double(m.targets().size()));
-  for (const auto& [pid, t] : m.targets()) {
+  count.Add({}).Set(double(m.targets.size()));
+  for (const auto& [pid, t] : m.targets) {
     const Labels who{{"pid", std::to_string(pid)}, {"comm", t.comm}, {"cgroup", t.cgroup}};
-    for (const auto& tier : m.machine().tiers.tiers) {
+    for (const auto& tier : m.tiers) {
       auto labels = who;
       labels["tier"] = tier.name;
       bytes.Add(labels).Set(double(size_t(tier.index) < t.tierBytes.size() ? t.tierBytes[tier.index] : 0));
@@ -89,19 +112,19 @@ void renderTargets(prometheus::Registry& r, const Manager& m) {
   }
 }
 
-void renderProfilerAndMover(prometheus::Registry& r, const Manager& m) {
-  const auto& totals = m.totals();
+void renderProfilerAndMover(prometheus::Registry& r, const ManagerFigures& m) {
+  const auto& totals = m.totals;
   counter(r, "mtm_intervals_total", "Profiling and placement intervals run").Add({}).Increment(double(totals.intervals));
   counter(r, "mtm_profiler_checks_total", "Page checks the profiler spent (accessed bits, samples)").Add({}).Increment(double(totals.profilerChecks));
   counter(r, "mtm_profiler_cpu_seconds_total", "CPU time the profiler spent").Add({}).Increment(double(totals.profilerCpuNs) / 1e9);
   gauge(r, "mtm_profiler_budget_ratio", "The profiler's budget: CPU time per second of one core (profiler.budget)")
-      .Add({}).Set(m.config().profiler.budget);
-  gauge(r, "mtm_profiler_regions", "Regions the profiler tracked at the last interval").Add({}).Set(double(m.lastSnapshot().regions.size()));
+      .Add({}).Set(m.budget);
+  gauge(r, "mtm_profiler_regions", "Regions the profiler tracked at the last interval").Add({}).Set(double(m.regions));
   auto& sources = gauge(r, "mtm_profiler_source_info", "Access sources the profiler runs (1 each)");
-  for (const auto& s : m.profiler().activeSources()) sources.Add({{"source", s}}).Set(1);
-  gauge(r, "mtm_mover_pages_in_flight", "4 KiB pages handed to the move worker and not yet done").Add({}).Set(double(m.pagesInFlight()));
+  for (const auto& s : m.sources) sources.Add({{"source", s}}).Set(1);
+  gauge(r, "mtm_mover_pages_in_flight", "4 KiB pages handed to the move worker and not yet done").Add({}).Set(double(m.pagesInFlight));
   gauge(r, "mtm_mover_rate_bytes_per_second", "The mover's measured rate, smoothed over intervals")
-      .Add({}).Set(m.moveBytesPerSecond());
+      .Add({}).Set(m.moveBytesPerSecond);
 }
 
 void renderKernel(prometheus::Registry& r, const KernelFs& fs) {
@@ -137,18 +160,21 @@ void MetricsRecorder::observeInterval(double seconds, const IntervalReport& repo
   planPages_->Observe(double(report.plannedPages));
 }
 
-std::string MetricsRecorder::render(const Manager& m, const KernelFs& fs) const {
-  prometheus::Registry now;
-  gauge(now, "mtm_build_info", "mtm's version (1)").Add({{"version", MTM_VERSION}}).Set(1);
-  gauge(now, "mtm_config_info", "The policy and mover of the config in use (1)")
-      .Add({{"policy", m.config().policy.name}, {"mover", m.config().migration.mover}, {"config", m.config().source}}).Set(1);
-  renderTiers(now, m);
-  renderTargets(now, m);
-  renderProfilerAndMover(now, m);
-  renderKernel(now, fs);
-  auto families = now.Collect();
-  for (auto& f : histograms_->Collect()) families.push_back(std::move(f));
-  return prometheus::TextSerializer().Serialize(families);
+std::function<std::string()> MetricsRecorder::capture(const Manager& manager, const KernelFs& fs) const {
+  // The histograms are shared: prometheus-cpp's Observe and Collect may run on two threads.
+  return [m = std::make_shared<const ManagerFigures>(figuresOf(manager)), fs, histograms = histograms_] {
+    prometheus::Registry now;
+    gauge(now, "mtm_build_info", "mtm's version (1)").Add({{"version", MTM_VERSION}}).Set(1);
+    gauge(now, "mtm_config_info", "The policy and mover of the config in use (1)")
+        .Add({{"policy", m->policy}, {"mover", m->mover}, {"config", m->configSource}}).Set(1);
+    renderTiers(now, *m);
+    renderTargets(now, *m);
+    renderProfilerAndMover(now, *m);
+    renderKernel(now, fs);
+    auto families = now.Collect();
+    for (auto& f : histograms->Collect()) families.push_back(std::move(f));
+    return prometheus::TextSerializer().Serialize(families);
+  };
 }
 
 }  // namespace mtm::daemon

@@ -99,13 +99,26 @@ MetricsServer::~MetricsServer() {
   if (!unixPath_.empty()) ::unlink(unixPath_.c_str());
 }
 
-void MetricsServer::publish(std::string text) {
-  auto next = std::make_shared<const std::string>(std::move(text));
+void MetricsServer::publish(Exposition render) {
   std::lock_guard lock(mu_);
-  text_ = std::move(next);
+  render_ = std::move(render);
 }
 
-std::string MetricsServer::respond(const std::string& request) const {
+std::string MetricsServer::current() {
+  Exposition render;
+  {
+    std::lock_guard lock(mu_);
+    render = std::move(render_);
+    render_ = nullptr;
+    if (!render) return *text_;
+  }
+  auto text = std::make_shared<const std::string>(render());  // without the lock: publish() never waits
+  std::lock_guard lock(mu_);
+  text_ = text;
+  return *text;
+}
+
+std::string MetricsServer::respond(const std::string& request) {
   const auto lineEnd = request.find("\r\n");
   const std::string line = request.substr(0, lineEnd);
   const auto sp1 = line.find(' '), sp2 = line.rfind(' ');
@@ -117,14 +130,7 @@ std::string MetricsServer::respond(const std::string& request) const {
   const bool head = method == "HEAD";
   if (method != "GET" && !head)
     return httpReply("405 Method Not Allowed", "text/plain", "only GET and HEAD\n", false, "Allow: GET, HEAD\r\n");
-  if (target == "/metrics") {
-    std::shared_ptr<const std::string> text;
-    {
-      std::lock_guard lock(mu_);
-      text = text_;
-    }
-    return httpReply("200 OK", "text/plain; version=0.0.4; charset=utf-8", *text, head);
-  }
+  if (target == "/metrics") return httpReply("200 OK", "text/plain; version=0.0.4; charset=utf-8", current(), head);
   if (target == "/") return httpReply("200 OK", "text/plain", "mtmd: Prometheus metrics at /metrics\n", head);
   return httpReply("404 Not Found", "text/plain", "no such page: " + target + " (metrics are at /metrics)\n", head);
 }

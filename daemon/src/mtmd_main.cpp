@@ -133,7 +133,7 @@ int runDaemon(const Options& opts) {
   auto metrics = openMetrics(cfg.daemon.metrics);
   daemon::MetricsRecorder recorder;
   auto publishMetrics = [&] {
-    if (metrics) metrics->publish(recorder.render(m, fs));
+    if (metrics) metrics->publish(recorder.capture(m, fs));
   };
   m.attachConfigTargets();
   publishMetrics();

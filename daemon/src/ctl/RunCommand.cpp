@@ -213,13 +213,13 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
   ticks.interval = std::chrono::milliseconds(cfg.profiler.intervalMs);
   ticks.manager = &m;
   const KernelFs fs(global.kernelRoot);
-  if (metrics) metrics->publish(metricsRecorder.render(m, fs));
+  if (metrics) metrics->publish(metricsRecorder.capture(m, fs));
   ticks.onTick = [&]() -> Status {
     const auto start = std::chrono::steady_clock::now();
     const auto report = m.runInterval();
     if (metrics) {
       metricsRecorder.observeInterval(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), report);
-      metrics->publish(metricsRecorder.render(m, fs));
+      metrics->publish(metricsRecorder.capture(m, fs));
     }
     cpuSum += report.profilerCpu;
     cpuPeak = std::max(cpuPeak, report.profilerCpu);

@@ -6,6 +6,7 @@
 // interval duration and plan size, the kernel's own tiering counters from /proc/vmstat, and
 // build info. docs/daemon.md "Monitoring" lists them.
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -28,8 +29,10 @@ class MetricsRecorder {
 
   // One interval took `seconds` (its profiling, plan and hand-off) and planned `report`'s pages.
   void observeInterval(double seconds, const IntervalReport& report);
-  // Everything, as it is now. `fs`: where /proc/vmstat is read.
-  std::string render(const Manager& m, const KernelFs& fs) const;
+  // Everything, as it is now: a copy of the manager's figures taken here (cheap), rendered by
+  // the returned function on any thread (the expensive part: some 2,600 series at 200
+  // targets), so the caller's loop does not wait for it. `fs`: where /proc/vmstat is read, then.
+  std::function<std::string()> capture(const Manager& m, const KernelFs& fs) const;
 
  private:
   std::shared_ptr<prometheus::Registry> histograms_;  // across intervals

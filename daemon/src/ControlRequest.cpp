@@ -1,0 +1,56 @@
+#include "mtm/daemon/ControlRequest.h"
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "mtm/Json.h"
+#include "mtm/Parse.h"
+
+namespace mtm::daemon {
+namespace {
+
+std::vector<std::string_view> wordsOf(std::string_view line) {
+  std::vector<std::string_view> words;
+  constexpr std::string_view kSpace = " \t\r\n\v\f";
+  for (size_t at = line.find_first_not_of(kSpace); at != std::string_view::npos; at = line.find_first_not_of(kSpace, at)) {
+    const size_t end = std::min(line.find_first_of(kSpace, at), line.size());
+    words.push_back(line.substr(at, end - at));
+    at = end;
+  }
+  return words;
+}
+
+Result<int> pidOf(const std::vector<std::string_view>& words) {
+  if (words.size() != 2) return Error("\"" + std::string(words[0]) + "\" takes one pid (" + kRequestUsage + ")");
+  auto pid = parseUnsigned(words[1]);
+  if (!pid || *pid == 0 || *pid > uint64_t(std::numeric_limits<int>::max()))
+    return Error(jsonEscape(std::string(words[1].substr(0, 32))) + " is not a pid");
+  return static_cast<int>(*pid);
+}
+
+}  // namespace
+
+Result<ControlRequest> parseControlRequest(std::string_view line) {
+  const auto words = wordsOf(line);
+  if (words.empty()) return Error(std::string("empty request (") + kRequestUsage + ")");
+  const std::string_view verb = words[0];
+  ControlRequest r;
+  if (verb == "ping" && words.size() == 1) return r;
+  if (verb == "status") {
+    if (words.size() > 2 || (words.size() == 2 && words[1] != "text" && words[1] != "json")) return Error("status takes text or json");
+    r.verb = ControlRequest::Verb::Status;
+    r.format = words.size() == 2 && words[1] == "json" ? Format::Json : Format::Text;
+    return r;
+  }
+  if (verb == "attach" || verb == "detach") {
+    auto pid = pidOf(words);
+    if (!pid) return std::move(pid).takeError();
+    r.verb = verb == "attach" ? ControlRequest::Verb::Attach : ControlRequest::Verb::Detach;
+    r.pid = *pid;
+    return r;
+  }
+  return Error("unknown request " + jsonEscape(std::string(line.substr(0, 64))) + " (" + kRequestUsage + ")");
+}
+
+}  // namespace mtm::daemon
