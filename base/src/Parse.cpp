@@ -31,6 +31,30 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
+std::optional<size_t> firstNonText(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t') || c == 0x7f) return i;
+      ++i;
+      continue;
+    }
+    // Lead byte: how many continuation bytes follow, and the smallest code point it may encode.
+    const size_t extra = c >= 0xf0 && c <= 0xf4 ? 3 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xc2 && c <= 0xdf ? 1 : 0;
+    if (extra == 0 || extra >= s.size() - i) return i;  // a stray byte, or the text ends inside the sequence
+    uint32_t cp = c & (0x3f >> extra);
+    for (size_t k = 1; k <= extra; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    const uint32_t least = extra == 1 ? 0x80 : extra == 2 ? 0x800 : 0x10000;
+    if (cp < least || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += extra + 1;
+  }
+  return std::nullopt;
+}
+
 Result<uint64_t> parseUnsigned(std::string_view text, int base) {
   auto t = trim(text);
   uint64_t v = 0;

@@ -11,8 +11,11 @@
 #include <sstream>
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include "Schema.h"
+#include "mtm/Json.h"
 #include "mtm/Parse.h"
 #include "mtm/UniqueFd.h"
 #include "mtm/config/ListenAddress.h"
@@ -207,6 +210,42 @@ const Section<Config>& rootSection() {
   return s;
 }
 
+// Where each document of a YAML stream starts, up to two. yaml-cpp 0.7 never ends on some
+// malformed input (a lone ","): its parser reports the same empty document again and again
+// without consuming the token, and LoadAll collects them until memory runs out
+// (jbeder/yaml-cpp#1040, fixed after 0.8 by #1319). So documents are walked here, and one that
+// starts where the one before did is a token the parser cannot place.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// The one document of `yaml`; an error for a second one or a token that stops the parser.
+Result<YAML::Node> loadOneDocument(const std::string& yaml, const std::string& sourceName) {
+  std::istringstream in(yaml);
+  YAML::Parser parser(in);
+  DocumentStarts documents;
+  while (documents.starts.size() < 2 && parser.HandleNextDocument(documents)) {
+  }
+  if (documents.starts.size() == 2) {
+    const YAML::Mark& second = documents.starts[1];
+    const std::string at = sourceName + ":" + std::to_string(second.line + 1);
+    if (second.pos == documents.starts[0].pos && second.pos >= 0 && size_t(second.pos) < yaml.size())
+      return Error(at + ": syntax error: unexpected " + jsonEscape(yaml.substr(size_t(second.pos), 1)) + " (it starts no key, value or list item)");
+    return Error(at + ": a second YAML document: a config is one document (remove the \"---\" and what follows, or merge them)");
+  }
+  return YAML::Load(yaml);
+}
+
 std::string joinLines(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
@@ -218,13 +257,9 @@ std::string joinLines(const std::vector<std::string>& lines) {
 Result<Config> parseConfig(std::string_view yaml, const std::string& sourceName) {
   YAML::Node root;
   try {
-    auto documents = YAML::LoadAll(std::string(yaml));
-    if (documents.size() > 1) {
-      const int line = documents[1].Mark().line;
-      return Error(sourceName + (line >= 0 ? ":" + std::to_string(line + 1) : "") +
-                   ": a second YAML document: a config is one document (remove the \"---\" and what follows, or merge them)");
-    }
-    if (!documents.empty()) root = documents.front();
+    auto document = loadOneDocument(std::string(yaml), sourceName);
+    if (!document) return std::move(document).takeError();
+    root = *document;
   } catch (const YAML::DeepRecursion& e) {
     return Error(sourceName + ":" + std::to_string(e.mark.line + 1) + ": nested " + std::to_string(e.depth()) +
                  " levels deep: a config is a few levels of mappings and lists");

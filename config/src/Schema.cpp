@@ -128,6 +128,13 @@ bool Text::read(const YAML::Node& n, const std::string& path, std::string& out, 
     ctx.fail(n, path, std::string("expected ") + expected + ", got " + describe(n));
     return false;
   }
+  if (auto at = firstNonText(s)) {
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(s[*at]));
+    ctx.fail(n, path, "byte " + std::string(byte) + " at offset " + std::to_string(*at) +
+                          " is a control character or not UTF-8: a config value is printable text");
+    return false;
+  }
   out = s;
   return true;
 }

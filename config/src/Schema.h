@@ -93,6 +93,11 @@ class Section {
   void keys(const std::string& prefix, std::vector<std::string>& out) const {
     for (const auto& f : fields_) out.push_back(prefix + f.key);
   }
+  std::string keyList() const {
+    std::string s;
+    for (const auto& f : fields_) s += (s.empty() ? "" : ", ") + f.key;
+    return s;
+  }
 
  private:
   struct Field {
@@ -104,11 +109,6 @@ class Section {
     for (const auto& f : fields_)
       if (f.key == key) return &f;
     return nullptr;
-  }
-  std::string keyList() const {
-    std::string s;
-    for (const auto& f : fields_) s += (s.empty() ? "" : ", ") + f.key;
-    return s;
   }
   std::vector<Field> fields_;
   std::vector<Check> checks_;
@@ -154,6 +154,8 @@ struct Text : Base {
   bool allowEmpty = false;
   bool read(const YAML::Node& n, const std::string& path, std::string& out, Context& ctx) const;
   void write(YAML::Emitter& e, const std::string& v) const { e << v; }
+  // Text that may not be empty is empty only when the key was left out: rendered, it stays out.
+  bool present(const std::string& v) const { return allowEmpty || !v.empty(); }
 };
 
 struct Choice : Base {
@@ -227,7 +229,13 @@ struct ListOf : Base {
     bool ok = true;
     for (size_t i = 0; i < n.size(); ++i) {
       S item{};
-      ok = section->read(n[i], path + "[" + std::to_string(i) + "]", item, ctx) && ok;
+      const std::string at = path + "[" + std::to_string(i) + "]";
+      if (n[i].IsNull()) {  // "- " alone, or an item commented out: not an item with every default
+        ctx.fail(n, at, "expected a mapping of keys (" + section->keyList() + "), got nothing");  // the list's line: a null has none
+        ok = false;
+        continue;
+      }
+      ok = section->read(n[i], at, item, ctx) && ok;
       out.push_back(std::move(item));
     }
     return ok;

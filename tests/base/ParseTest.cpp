@@ -62,3 +62,18 @@ TEST_CASE("kernel text formats", "[parse]") {
   CHECK_FALSE(parseUnsigned("0xff", 16).ok());
   CHECK_FALSE(parseUnsigned("-1", 16).ok());
 }
+
+TEST_CASE("printable text: control characters and malformed UTF-8 are found where they start", "[parse]") {
+  using mtm::firstNonText;
+  CHECK_FALSE(firstNonText("/run/mtm/mtmd.sock").has_value());
+  CHECK_FALSE(firstNonText("tab\there, é, 😀, 中").has_value());
+  CHECK(firstNonText(std::string("a\0b", 3)) == 1u);
+  CHECK(firstNonText("ab\x1b[2J") == 2u);
+  CHECK(firstNonText("\x7f") == 0u);
+  CHECK(firstNonText("ok\xfc\xfb") == 2u);        // not a lead byte
+  CHECK(firstNonText("ok\xc3") == 2u);            // ends inside a sequence
+  CHECK(firstNonText("ok\xc3(") == 2u);           // a lead byte without its continuation
+  CHECK(firstNonText("\xc0\xaf") == 0u);          // overlong '/'
+  CHECK(firstNonText("\xed\xa0\x80") == 0u);      // a surrogate
+  CHECK(firstNonText("\xf4\x90\x80\x80") == 0u);  // past U+10FFFF
+}

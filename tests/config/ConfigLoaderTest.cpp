@@ -173,11 +173,39 @@ TEST_CASE("a key or section given twice, a second document, deep nesting: errors
   CHECK(errorOf("tiers:\n  list:\n    - {name: a, nodes: [0], name: b}\n") ==
         "mtm.yaml:3: tiers.list[0].name: given twice (first at line 3): keep one");
   CHECK(errorOf("policy:\n  name: mtm\n---\npolicy:\n  name: none\n") ==
-        "mtm.yaml:4: a second YAML document: a config is one document (remove the \"---\" and what follows, or merge them)");
+        "mtm.yaml:3: a second YAML document: a config is one document (remove the \"---\" and what follows, or merge them)");
   const std::string deep = "a: " + std::string(5000, '[') + std::string(5000, ']') + "\n";
   CHECK(errorOf(deep).find("levels deep: a config is a few levels of mappings and lists") != std::string::npos);
   CHECK(errorOf("policy:\n  name: " + std::string(5000, 'y') + "\n") ==
         "mtm.yaml:2: policy.name: expected one of mtm, two_tier, none, got \"" + std::string(60, 'y') + "...\" (5000 characters)");
+}
+
+// yaml-cpp 0.7's LoadAll loops, allocating without end, on these (found by tests/fuzz/ConfigFuzz.cpp).
+TEST_CASE("a token that starts no node is a syntax error, not a hang", "[config]") {
+  CHECK(errorOf(",") == "mtm.yaml:1: syntax error: unexpected \",\" (it starts no key, value or list item)");
+  CHECK(errorOf(", {name: all, nodes: \"0\n : /x: {}\n") ==
+        "mtm.yaml:1: syntax error: unexpected \",\" (it starts no key, value or list item)");
+  CHECK(errorOf("profiler:\n  budget: 1%\n,\n") == "mtm.yaml:3: syntax error: end of map not found");
+}
+
+// Found by tests/fuzz/ConfigFuzz.cpp: each loaded, and its rendering did not load again.
+TEST_CASE("a list item that is nothing is an error -- a tier without a name renders without one and loads again", "[config]") {
+  CHECK(errorOf("tiers:\n  list:\n    - # name: dram, nodes: 0\n") ==
+        "mtm.yaml:3: tiers.list[0]: expected a mapping of keys (name, nodes, capacity, low_watermark, high_watermark), got nothing");
+  auto nameless = parseConfig("tiers:\n  list:\n    - {nodes: [0]}\n", "mtm.yaml");
+  REQUIRE(nameless.ok());
+  const std::string shown = renderConfig(*nameless);
+  CHECK(shown.find("name: \"\"") == std::string::npos);
+  auto again = parseConfig(shown, "shown.yaml");
+  REQUIRE(again.ok());
+  CHECK(renderConfig(*again) == shown);
+}
+
+TEST_CASE("a config value with a control character or bytes that are not UTF-8 is refused", "[config]") {
+  CHECK(errorOf("daemon:\n  socket: \"/run/mtm/m\\x04.sock\"\n") ==
+        "mtm.yaml:2: daemon.socket: byte 0x04 at offset 10 is a control character or not UTF-8: a config value is printable text");
+  CHECK(errorOf("targets:\n  commands: [\"redis\xfc\"]\n") ==
+        "mtm.yaml:2: targets.commands: byte 0xfc at offset 5 is a control character or not UTF-8: a config value is printable text");
 }
 
 TEST_CASE("check refuses what a run would: no profiler source, a socket path too long for a Unix socket", "[config]") {

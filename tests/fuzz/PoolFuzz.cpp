@@ -7,11 +7,10 @@
 // Input: bytes [0, 4 KiB) are the header page, the next 1 KiB the first 16 table entries (the
 // rest of the table stays free), and whatever follows lands at 2 MiB, where regions start.
 //
-// Built with libFuzzer by tools/fuzz-pool (clang: -fsanitize=fuzzer,address,undefined). Built
-// without it (ctest: "fuzz: pool corpus"), main() replays the files or directories it is given;
-// `--write-seeds DIR` writes the seed corpus (tests/fuzz/corpus/pool) from real pools.
+// Built with libFuzzer by tools/fuzz pool (clang: -fsanitize=fuzzer,address,undefined). Built
+// without it (ctest: "fuzz: pool corpus"), main() replays the files or directories it is given
+// (FuzzReplay.cpp); `--write-seeds DIR` writes the seed corpus (tests/fuzz/corpus/pool) from real pools.
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,11 +20,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "FuzzReplay.h"
 #include "Layout.h"
 #include "Pool.h"
 
@@ -93,11 +92,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 #ifndef CXLCCL_LIBFUZZER
 namespace {
 
-std::vector<std::uint8_t> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Seeds from real pools: a fresh one, one with a communicator's region (header and rank lines
 // as a rank writes them), one with a buffer.
 int writeSeeds(const std::string& dir) {
@@ -137,24 +131,8 @@ int writeSeeds(const std::string& dir) {
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--write-seeds") return writeSeeds(argv[2]);
-  int inputs = 0;
-  for (int i = 1; i < argc; ++i) {
-    std::vector<std::string> files;
-    if (DIR* d = opendir(argv[i])) {
-      while (dirent* e = readdir(d))
-        if (e->d_name[0] != '.') files.push_back(std::string(argv[i]) + "/" + e->d_name);
-      closedir(d);
-    } else {
-      files.push_back(argv[i]);
-    }
-    for (const std::string& f : files) {
-      const auto bytes = readFile(f);
-      LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
-      ++inputs;
-    }
-  }
+  const int rc = replayFuzzInputs(argc, argv);
   unlink(poolPath().c_str());
-  std::printf("replayed %d inputs, no crash\n", inputs);
-  return inputs > 0 ? 0 : 1;
+  return rc;
 }
 #endif

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,11 @@
 namespace mtm {
 
 std::string_view trim(std::string_view s);
+
+// The offset of the first byte that is not printable text: a control character (tab aside), DEL,
+// or a byte that is not part of well-formed UTF-8 (overlong forms and surrogates included);
+// nullopt when there is none.
+std::optional<size_t> firstNonText(std::string_view s);
 
 // Unsigned, decimal or in `base` (16: hex, no 0x); the whole (trimmed) text must be the number.
 Result<uint64_t> parseUnsigned(std::string_view text, int base = 10);

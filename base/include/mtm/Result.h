@@ -2,23 +2,23 @@
 // Result<T>: a value or an Error. The error remembers where it was made and gathers context
 // as it travels up: "read /proc/42/maps: No such process -- while scanning pid 42".
 
-#include <source_location>
 #include <string>
 #include <utility>
 #include <variant>
 
 #include "mtm/Check.h"
+#include "mtm/SourceLocation.h"
 
 namespace mtm {
 
 class Error {
  public:
   explicit Error(std::string message, int errnum = 0,
-                 std::source_location where = std::source_location::current());
+                 SourceLocation where = SourceLocation::current());
 
   // An error for a failed system call: "<what>: <strerror(errnum)>".
   static Error fromErrno(std::string what, int errnum,
-                         std::source_location where = std::source_location::current());
+                         SourceLocation where = SourceLocation::current());
 
   // Appends "-- while <what>" context; the first message stays first.
   Error& context(const std::string& what) &;
@@ -32,7 +32,7 @@ class Error {
  private:
   std::string message_;
   int errnum_;
-  std::source_location where_;
+  SourceLocation where_;
 };
 
 template <class T>

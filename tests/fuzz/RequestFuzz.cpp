@@ -1,0 +1,40 @@
+// Fuzz target: mtmd's control-socket request parser on any bytes, as any local user may send
+// them (at most kMaxRequest bytes a line). Nothing may crash or hang; an accepted request is one
+// of the four forms with a pid in range; an error message carries no raw control character (it
+// is written back to the client's terminal and to mtmd's log).
+//
+// Built with libFuzzer by tools/fuzz (clang: -fsanitize=fuzzer,address,undefined); built without
+// it, tests/fuzz/FuzzReplay.cpp replays the committed corpus (tests/fuzz/corpus/request).
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "mtm/daemon/ControlRequest.h"
+#include "mtm/daemon/ControlSocket.h"
+
+namespace {
+
+[[noreturn]] void broken(const char* what, std::string_view input) {
+  std::fprintf(stderr, "request fuzz: %s (input of %zu bytes)\n", what, input.size());
+  std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size > mtm::daemon::kMaxRequest) return 0;  // the server drops longer lines unread
+  const std::string_view line(reinterpret_cast<const char*>(data), size);
+  using Verb = mtm::daemon::ControlRequest::Verb;
+  auto request = mtm::daemon::parseControlRequest(line);
+  if (request) {
+    const bool needsPid = request->verb == Verb::Attach || request->verb == Verb::Detach;
+    if (needsPid != (request->pid > 0)) broken("a pid where none belongs, or none where one does", line);
+    return 0;
+  }
+  for (unsigned char c : request.error().message())
+    if (c < 0x20 || c == 0x7f) broken("a control character in an error message", line);
+  return 0;
+}
