@@ -29,6 +29,20 @@ Result<int> pidOf(const std::vector<std::string_view>& words) {
   return static_cast<int>(*pid);
 }
 
+// A cxl-alloc or cxl-free: two hex nonces and two decimal numbers.
+Result<ControlRequest> cxlNumbers(const std::vector<std::string_view>& words, std::string_view line, ControlRequest r) {
+  bool ok = words.size() == 5;
+  for (size_t i = 0; ok && i < 4; ++i) {
+    auto v = parseUnsigned(words[i + 1], i < 2 ? 16 : 10);
+    ok = v.ok();
+    if (ok) r.numbers[i] = *v;
+  }
+  if (!ok) return Error("bad request " + jsonEscape(std::string(line.substr(0, 64))) + " (" + kCxlRequestUsage + ")");
+  if (r.verb == ControlRequest::Verb::CxlAlloc && r.numbers[3] > 64)
+    return Error("cxl-alloc: nranks " + std::to_string(r.numbers[3]) + " is not 0..64 (0: a buffer)");
+  return r;
+}
+
 }  // namespace
 
 Result<ControlRequest> parseControlRequest(std::string_view line) {
@@ -50,6 +64,16 @@ Result<ControlRequest> parseControlRequest(std::string_view line) {
     r.pid = *pid;
     return r;
   }
+  if (verb == "cxl-pool" && words.size() == 1) {
+    r.verb = ControlRequest::Verb::CxlPool;
+    return r;
+  }
+  if (verb == "cxl-alloc" || verb == "cxl-free") {
+    r.verb = verb == "cxl-alloc" ? ControlRequest::Verb::CxlAlloc : ControlRequest::Verb::CxlFree;
+    return cxlNumbers(words, line, r);
+  }
+  if (verb.substr(0, 4) == "cxl-")
+    return Error("bad request " + jsonEscape(std::string(line.substr(0, 64))) + " (" + kCxlRequestUsage + ")");
   return Error("unknown request " + jsonEscape(std::string(line.substr(0, 64))) + " (" + kRequestUsage + ")");
 }
 

@@ -97,7 +97,6 @@ ControlServer::ControlServer(ControlServer&& other) noexcept
 }
 
 ControlServer::~ControlServer() {
-  for (auto& [fd, c] : clients_) ::close(fd);
   if (fd_) ::unlink(path_.c_str());
 }
 
@@ -117,20 +116,20 @@ void ControlServer::onReady(const std::vector<pollfd>& ready) {
 
 void ControlServer::accept() {
   for (;;) {
-    int c = ::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (c < 0) {
+    UniqueFd client(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (!client) {
       if (errno != EAGAIN && errno != EINTR) MTM_WARN("control socket accept: {}", std::strerror(errno));
       return;
     }
     ucred cred{};
     socklen_t len = sizeof cred;
-    if (::getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    if (::getsockopt(client.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
       MTM_WARN("control socket: SO_PEERCRED: {}", std::strerror(errno));
-      ::close(c);
       continue;
     }
     const std::string busy = overShare(cred.uid);
-    clients_[c] = Client{{cred.pid, cred.uid}, {}, std::chrono::steady_clock::now()};
+    const int c = client.get();
+    clients_[c] = Client{std::move(client), {cred.pid, cred.uid}, {}, std::chrono::steady_clock::now()};
     if (!busy.empty()) finish(c, Error("busy: " + busy + "; try again when they finish"));
   }
 }
@@ -186,7 +185,6 @@ void ControlServer::finish(int fd, const Reply& reply, const std::vector<int>& p
   std::string text = reply ? "ok\n" + *reply : "error " + reply.error().message() + "\n";
   bool sent = reply && !passFds.empty() ? sendWithFds(fd, text, passFds) : sendAll(fd, text);
   if (!sent) MTM_DEBUG("control socket: client went away before its reply");
-  ::close(fd);
   clients_.erase(fd);
 }
 

@@ -4,38 +4,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <sstream>
 
 #include "DaemonClient.h"
 #include "Pool.h"
 #include "mtm/Log.h"
-#include "mtm/Parse.h"
 
 namespace mtm::daemon {
-namespace {
-
-constexpr const char* kUsage =
-    "expected cxl-pool, cxl-alloc NONCEHI NONCELO BYTES NRANKS or cxl-free NONCEHI NONCELO OFFSET GENERATION";
-
-std::vector<std::string> wordsOf(const std::string& request) {
-  std::istringstream in(request);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
-
-// Parses words [first, first + count) as unsigned numbers in `base`; false if any is not one.
-bool numbers(const std::vector<std::string>& words, std::size_t first, std::size_t count, int base,
-             std::vector<std::uint64_t>* out) {
-  for (std::size_t i = first; i < first + count; ++i) {
-    auto v = parseUnsigned(words[i], base);
-    if (!v) return false;
-    out->push_back(*v);
-  }
-  return true;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<CxlPoolService>> CxlPoolService::open(const std::string& spec) {
   std::unique_ptr<CxlPoolService> service(new CxlPoolService());
@@ -65,16 +39,12 @@ Result<std::unique_ptr<CxlPoolService>> CxlPoolService::open(const std::string& 
 
 CxlPoolService::~CxlPoolService() = default;
 
-bool CxlPoolService::isRequest(const std::string& request) { return request.rfind("cxl-", 0) == 0; }
-
-Reply CxlPoolService::handle(const std::string& request, const Peer& peer, std::vector<int>* passFds) {
+Reply CxlPoolService::handle(const ControlRequest& request, const Peer& peer, std::vector<int>* passFds) {
   if (pool_ == nullptr)
     return Error("mtmd owns no CXL pool: set daemon.cxl_pool in its config to a formatted device "
                  "(cxlccl-pool format /dev/daxX.Y) and restart it");
-  const std::vector<std::string> words = wordsOf(request);
-  const std::string verb = words.empty() ? "" : words[0];
-  std::vector<std::uint64_t> v;
-  if (verb == "cxl-pool" && words.size() == 1) {
+  const auto& v = request.numbers;
+  if (request.verb == ControlRequest::Verb::CxlPool) {
     const cxlccl::PoolMapping& m = pool_->mapping();
     std::string paths;
     for (int d = 0; d < m.devices(); ++d) {
@@ -84,8 +54,7 @@ Reply CxlPoolService::handle(const std::string& request, const Peer& peer, std::
     MTM_DEBUG("cxl-pool: handed {} to uid={} pid={}", paths, peer.uid, peer.pid);
     return "spec " + paths + "\n";
   }
-  if (verb == "cxl-alloc" && words.size() == 5 && numbers(words, 1, 2, 16, &v) && numbers(words, 3, 2, 10, &v)) {
-    if (v[3] > 64) return Error("cxl-alloc: nranks " + words[4] + " is not 0..64 (0: a buffer)");
+  if (request.verb == ControlRequest::Verb::CxlAlloc) {
     cxlccl::RegionInfo region;
     cxlccl::Status status = pool_->allocate({v[0], v[1]}, v[2], static_cast<std::uint32_t>(v[3]), &region,
                                             {static_cast<std::uint32_t>(peer.pid), static_cast<std::uint32_t>(peer.uid)});
@@ -94,7 +63,7 @@ Reply CxlPoolService::handle(const std::string& request, const Peer& peer, std::
     return "region " + std::to_string(region.offset) + " " + std::to_string(region.bytes) + " " +
            std::to_string(region.generation) + "\n";
   }
-  if (verb == "cxl-free" && words.size() == 5 && numbers(words, 1, 2, 16, &v) && numbers(words, 3, 2, 10, &v)) {
+  if (request.verb == ControlRequest::Verb::CxlFree) {
     for (const cxlccl::RegionInfo& region : pool_->regions()) {
       if (region.nonce.high != v[0] || region.nonce.low != v[1] || region.offset != v[2] || region.generation != v[3])
         continue;
@@ -110,7 +79,7 @@ Reply CxlPoolService::handle(const std::string& request, const Peer& peer, std::
     }
     return std::string("no such region (already freed)\n");
   }
-  return Error("bad request \"" + request.substr(0, 64) + "\" (" + kUsage + ")");
+  return Error(std::string("not a cxl request (") + kCxlRequestUsage + ")");
 }
 
 }  // namespace mtm::daemon

@@ -1,3 +1,4 @@
+#include "mtm/UniqueFd.h"
 #include "mtm/daemon/MetricsServer.h"
 
 #include <arpa/inet.h>
@@ -61,6 +62,7 @@ std::string httpReply(const std::string& status, const std::string& contentType,
 }
 
 struct Client {
+  UniqueFd fd;  // closed when the client is erased
   std::string in;
   std::string out;
   size_t sent = 0;
@@ -136,11 +138,8 @@ std::string MetricsServer::respond(const std::string& request) {
 }
 
 void MetricsServer::run() {
-  std::map<int, Client> clients;
-  auto drop = [&](int fd) {
-    ::close(fd);
-    clients.erase(fd);
-  };
+  std::map<int, Client> clients;  // by descriptor
+  auto drop = [&](int fd) { clients.erase(fd); };
   for (;;) {
     std::vector<pollfd> fds{{stop_.get(), POLLIN, 0}, {listen_.get(), POLLIN, 0}};
     for (const auto& [fd, c] : clients) fds.push_back({fd, static_cast<short>(c.out.empty() ? POLLIN : POLLOUT), 0});
@@ -151,13 +150,11 @@ void MetricsServer::run() {
     if (fds[0].revents) break;
     if (fds[1].revents) {
       for (;;) {
-        int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) break;
-        if (clients.size() >= kMetricsClients) {
-          ::close(fd);  // the scraper retries at its next interval
-          continue;
-        }
-        clients[fd].since = Clock::now();
+        UniqueFd fd(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+        if (!fd) break;
+        if (clients.size() >= kMetricsClients) continue;  // closed: the scraper retries at its next interval
+        const int key = fd.get();
+        clients[key] = Client{std::move(fd), {}, {}, 0, Clock::now()};
       }
     }
     for (size_t i = 2; i < fds.size(); ++i) {
@@ -189,14 +186,12 @@ void MetricsServer::run() {
     const auto now = Clock::now();
     for (auto it = clients.begin(); it != clients.end();) {
       if (now - it->second.since > kMetricsClientTimeout) {
-        ::close(it->first);
         it = clients.erase(it);
       } else {
         ++it;
       }
     }
   }
-  for (const auto& [fd, c] : clients) ::close(fd);
 }
 
 }  // namespace mtm::daemon

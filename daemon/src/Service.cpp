@@ -1,3 +1,4 @@
+#include "mtm/UniqueFd.h"
 #include "mtm/daemon/Service.h"
 
 #include <fcntl.h>
@@ -48,13 +49,11 @@ bool notifySystemd(const std::string& state) {
   if (len >= sizeof addr.sun_path) return false;
   std::memcpy(addr.sun_path, path, len);
   if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';  // abstract namespace
-  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
+  UniqueFd fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd) return false;
   const socklen_t addrLen = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len);
-  const bool sent = ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&addr), addrLen) ==
-                    static_cast<ssize_t>(state.size());
-  ::close(fd);
-  return sent;
+  return ::sendto(fd.get(), state.data(), state.size(), MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&addr), addrLen) ==
+         static_cast<ssize_t>(state.size());
 }
 
 std::optional<std::chrono::milliseconds> watchdogPeriod() {

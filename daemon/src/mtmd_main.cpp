@@ -12,11 +12,13 @@
 #include <cstring>
 #include <optional>
 
+#include "mtm/Json.h"
 #include "mtm/KernelFs.h"
 #include "mtm/Log.h"
 #include "mtm/config/ConfigLoader.h"
 #include "mtm/config/ListenAddress.h"
 #include "mtm/daemon/Cli.h"
+#include "mtm/daemon/ControlRequest.h"
 #include "mtm/daemon/ControlSocket.h"
 #include "mtm/daemon/IntervalClock.h"
 #include "mtm/daemon/CxlPool.h"
@@ -123,8 +125,12 @@ int runDaemon(const Options& opts) {
   auto cxlPool = openCxlPool(cfg.daemon.cxlPool);
   auto server = daemon::ControlServer::open(cfg.daemon.socket, [&m, &cxlPool](const std::string& request, const daemon::Peer& peer,
                                                                                std::vector<int>* passFds) {
-    if (daemon::CxlPoolService::isRequest(request)) return cxlPool->handle(request, peer, passFds);
-    return daemon::handleRequest(m, request, peer);
+    // Escaped: a request is anyone's bytes, and the log is read on terminals.
+    MTM_DEBUG("request uid={} pid={} {}", peer.uid, peer.pid, jsonEscape(request.substr(0, 200)));
+    auto parsed = daemon::parseControlRequest(request);
+    if (!parsed) return daemon::Reply(std::move(parsed).takeError());
+    if (parsed->cxl()) return cxlPool->handle(*parsed, peer, passFds);
+    return daemon::handleRequest(m, *parsed, peer);
   });
   if (!server) {
     MTM_ERROR("control socket: {}", server.error().message());

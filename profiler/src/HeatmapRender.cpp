@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "mtm/UniqueFd.h"
 #include "mtm/profiler/Heatmap.h"
 
 namespace mtm::profiler {
@@ -201,11 +202,11 @@ std::string renderSvg(const HeatmapGrid& g, const std::string& title) {
 
 Status writePng(const HeatmapGrid& g, const std::string& title, const std::string& path) {
   char svgPath[] = "/tmp/mtm-heatmap-XXXXXX.svg";
-  const int fd = ::mkstemps(svgPath, 4);
-  if (fd < 0) return Error::fromErrno("heatmap: cannot create a temporary SVG", errno);
+  UniqueFd fd(::mkstemps(svgPath, 4));
+  if (!fd) return Error::fromErrno("heatmap: cannot create a temporary SVG", errno);
   const std::string svg = renderSvg(g, title);
-  const bool written = ::write(fd, svg.data(), svg.size()) == ssize_t(svg.size());
-  ::close(fd);
+  const bool written = ::write(fd.get(), svg.data(), svg.size()) == ssize_t(svg.size());
+  fd.reset();
   Status status;
   if (!written) {
     status = Error::fromErrno(std::string("heatmap: cannot write ") + svgPath, errno);

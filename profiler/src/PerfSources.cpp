@@ -9,6 +9,7 @@
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
 #include "mtm/Registry.h"
+#include "mtm/UniqueFd.h"
 #include "mtm/profiler/PerfSampler.h"
 #include "mtm/profiler/Source.h"
 #include "PfmEvent.h"
@@ -74,12 +75,11 @@ class HwSampleSource final : public Source {
     cycles.config = PERF_COUNT_HW_CPU_CYCLES;
     cycles.size = sizeof cycles;
     cycles.exclude_kernel = 1;
-    long fd = ::syscall(SYS_perf_event_open, &cycles, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    if (fd < 0)
+    const UniqueFd fd(static_cast<int>(::syscall(SYS_perf_event_open, &cycles, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)));
+    if (!fd)
       return Error(std::string("no hardware PMU (perf_event_open cycles: ") + strerrorname_np(errno) +
                        "): hardware sampling off, accessed-bit scanning only",
                    errno);
-    ::close(static_cast<int>(fd));
     auto attr = hardwareEvent(config_.hwEvent);
     if (!attr) return std::move(attr).takeError();
     attr->sample_period = config_.hwSamplePeriod;

@@ -1,7 +1,8 @@
 // Fuzz target: mtmd's control-socket request parser on any bytes, as any local user may send
-// them (at most kMaxRequest bytes a line). Nothing may crash or hang; an accepted request is one
-// of the four forms with a pid in range; an error message carries no raw control character (it
-// is written back to the client's terminal and to mtmd's log).
+// them (at most kMaxRequest bytes a line). Nothing may crash or hang; an accepted request has a
+// pid where it takes one and none elsewhere, and a cxl-alloc at most 64 ranks; an error message
+// carries no raw control character (it is written back to the client's terminal and to mtmd's
+// log).
 //
 // Built with libFuzzer by tools/fuzz (clang: -fsanitize=fuzzer,address,undefined); built without
 // it, tests/fuzz/FuzzReplay.cpp replays the committed corpus (tests/fuzz/corpus/request).
@@ -32,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (request) {
     const bool needsPid = request->verb == Verb::Attach || request->verb == Verb::Detach;
     if (needsPid != (request->pid > 0)) broken("a pid where none belongs, or none where one does", line);
+    if (request->verb == Verb::CxlAlloc && request->numbers[3] > 64) broken("a cxl-alloc of more than 64 ranks", line);
     return 0;
   }
   for (unsigned char c : request.error().message())

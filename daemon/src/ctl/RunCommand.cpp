@@ -16,6 +16,7 @@
 #include "ctl/Commands.h"
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
+#include "mtm/UniqueFd.h"
 #include "mtm/daemon/ControlSocket.h"
 #include "mtm/daemon/IntervalClock.h"
 #include "mtm/config/ListenAddress.h"
@@ -64,6 +65,7 @@ std::vector<int> supervisedSignals() {
 Result<pid_t> launch(const std::vector<std::string>& command) {
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) return Error::fromErrno("pipe", errno);
+  UniqueFd readEnd(pipefd[0]), writeEnd(pipefd[1]);
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -71,22 +73,21 @@ Result<pid_t> launch(const std::vector<std::string>& command) {
   pid_t pid = ::fork();
   if (pid < 0) return Error::fromErrno("fork", errno);
   if (pid == 0) {
-    ::close(pipefd[0]);
+    readEnd.reset();
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);  // mtmctl already gone
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::execvp(argv[0], argv.data());
     int err = errno;
-    (void)!::write(pipefd[1], &err, sizeof err);
+    (void)!::write(writeEnd.get(), &err, sizeof err);
     ::_exit(127);
   }
-  ::close(pipefd[1]);
+  writeEnd.reset();
   int err = 0;
   ssize_t n;
-  do n = ::read(pipefd[0], &err, sizeof err);
+  do n = ::read(readEnd.get(), &err, sizeof err);
   while (n < 0 && errno == EINTR);
-  ::close(pipefd[0]);
   if (n == static_cast<ssize_t>(sizeof err)) {
     ::waitpid(pid, nullptr, 0);
     return Error("cannot run \"" + command[0] + "\": " + std::strerror(err), err);

@@ -67,6 +67,7 @@ class ControlServer {
 
  private:
   struct Client {
+    UniqueFd fd;  // closed when the client is erased
     Peer peer;
     std::string buffer;
     std::chrono::steady_clock::time_point since;
@@ -81,7 +82,7 @@ class ControlServer {
   UniqueFd fd_;
   std::string path_;
   Handler handler_;
-  std::map<int, Client> clients_;
+  std::map<int, Client> clients_;  // by descriptor
 };
 
 // A listening, non-blocking Unix stream socket at `path` with file mode `mode`, replacing a stale

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mtm/Result.h"
+#include "mtm/daemon/ControlRequest.h"
 #include "mtm/daemon/ControlSocket.h"
 
 namespace cxlccl {
@@ -31,8 +32,8 @@ class CxlPoolService {
   static Result<std::unique_ptr<CxlPoolService>> open(const std::string& spec);
   ~CxlPoolService();
 
-  static bool isRequest(const std::string& request);  // a "cxl-..." request
-  Reply handle(const std::string& request, const Peer& peer, std::vector<int>* passFds);
+  // A cxl-pool, cxl-alloc or cxl-free request (ControlRequest::cxl()).
+  Reply handle(const ControlRequest& request, const Peer& peer, std::vector<int>* passFds);
   const std::string& spec() const { return spec_; }
 
  private:

@@ -161,7 +161,7 @@ class Manager {
     MoveStats demoted, promoted;
     uint64_t thpCollapsed = 0;
     uint64_t pages = 0;  // requested, 4 KiB pages (set before the worker starts; it only reads it)
-    std::map<int, SharedPidfd> pidfds;  // of the collapses' processes, taken on the caller's thread
+    std::map<int, SharedPidfd> pidfds = {};  // of the collapses' processes, taken on the caller's thread
   };
   // On the worker thread: the moves, then the THPs to form again.
   void runMoves(migrate::Mover& mover, Moves& moves);

@@ -5,11 +5,13 @@
 
 #include <string>
 
+#include "mtm/daemon/ControlRequest.h"
 #include "mtm/daemon/ControlSocket.h"
 #include "mtm/daemon/Manager.h"
 
 namespace mtm::daemon {
 
-Reply handleRequest(Manager& manager, const std::string& request, const Peer& peer);
+// A request other than the cxl ones (those go to CxlPoolService).
+Reply handleRequest(Manager& manager, const ControlRequest& request, const Peer& peer);
 
 }  // namespace mtm::daemon
