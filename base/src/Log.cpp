@@ -1,11 +1,11 @@
 #include "mtm/Log.h"
 
 #include <algorithm>
-#include <cstdarg>
 #include <cerrno>
+#include <cstdarg>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -22,19 +22,23 @@ class JournalSink final : public spdlog::sinks::base_sink<std::mutex> {
   void sink_it_(const spdlog::details::log_msg& msg) override {
     spdlog::memory_buf_t line;
     formatter_->format(msg, line);
-    std::fprintf(stderr, "<%d>%.*s", priority(msg.level), static_cast<int>(line.size()),
-                 line.data());
+    std::fprintf(stderr, "<%d>%.*s", priority(msg.level), static_cast<int>(line.size()), line.data());
   }
   void flush_() override { std::fflush(stderr); }
 
  private:
   static int priority(spdlog::level::level_enum level) {
     switch (level) {
-      case spdlog::level::critical: return 2;
-      case spdlog::level::err: return 3;
-      case spdlog::level::warn: return 4;
-      case spdlog::level::info: return 6;
-      default: return 7;
+      case spdlog::level::critical:
+        return 2;
+      case spdlog::level::err:
+        return 3;
+      case spdlog::level::warn:
+        return 4;
+      case spdlog::level::info:
+        return 6;
+      default:
+        return 7;
     }
   }
 };
@@ -43,7 +47,6 @@ std::shared_ptr<spdlog::logger>& instance() {
   static std::shared_ptr<spdlog::logger> logger;
   return logger;
 }
-
 
 // "%*": " [file.cpp:42]" where the message was made, when known; nothing otherwise.
 class SourceFlag final : public spdlog::custom_flag_formatter {
@@ -104,9 +107,8 @@ spdlog::logger& get() {
 
 bool parseLevel(std::string_view name, spdlog::level::level_enum& out) {
   static const std::pair<std::string_view, spdlog::level::level_enum> kLevels[] = {
-      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug},
-      {"info", spdlog::level::info},   {"warn", spdlog::level::warn},
-      {"error", spdlog::level::err},   {"off", spdlog::level::off}};
+      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug}, {"info", spdlog::level::info},
+      {"warn", spdlog::level::warn},   {"error", spdlog::level::err},   {"off", spdlog::level::off}};
   for (const auto& [n, level] : kLevels) {
     if (n == name) {
       out = level;

@@ -36,18 +36,30 @@ void MoveStats::add(const MoveStats& o) {
 
 std::string errnoName(int err) {
   switch (err) {
-    case EBUSY: return "EBUSY";
-    case ENOMEM: return "ENOMEM";
-    case EACCES: return "EACCES";
-    case EFAULT: return "EFAULT";
-    case ENOENT: return "ENOENT";
-    case EPERM: return "EPERM";
-    case ESRCH: return "ESRCH";
-    case EINVAL: return "EINVAL";
-    case ENODEV: return "ENODEV";
-    case EAGAIN: return "EAGAIN";
-    case EIO: return "EIO";
-    default: return "errno " + std::to_string(err);
+    case EBUSY:
+      return "EBUSY";
+    case ENOMEM:
+      return "ENOMEM";
+    case EACCES:
+      return "EACCES";
+    case EFAULT:
+      return "EFAULT";
+    case ENOENT:
+      return "ENOENT";
+    case EPERM:
+      return "EPERM";
+    case ESRCH:
+      return "ESRCH";
+    case EINVAL:
+      return "EINVAL";
+    case ENODEV:
+      return "ENODEV";
+    case EAGAIN:
+      return "EAGAIN";
+    case EIO:
+      return "EIO";
+    default:
+      return "errno " + std::to_string(err);
   }
 }
 

@@ -15,8 +15,7 @@ std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 bool parseDecimal(std::string_view s, double& out) {
   if (s.empty() || s.front() == '.' || s.back() == '.') return false;
   if (std::count(s.begin(), s.end(), '.') > 1) return false;
-  if (!std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; }))
-    return false;
+  if (!std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; })) return false;
   out = std::stod(std::string(s));
   return true;
 }
@@ -59,8 +58,7 @@ Result<uint64_t> parseUnsigned(std::string_view text, int base) {
   auto t = trim(text);
   uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
-  if (t.empty() || ec != std::errc() || ptr != t.data() + t.size())
-    return Error("expected an unsigned integer, got " + quoted(t));
+  if (t.empty() || ec != std::errc() || ptr != t.data() + t.size()) return Error("expected an unsigned integer, got " + quoted(t));
   return v;
 }
 
@@ -105,9 +103,8 @@ Result<uint64_t> parseSize(std::string_view text) {
   if (!parseDecimal(t.substr(0, i), number)) return bad();
   std::string unit(trim(t.substr(i)));
   for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  static const std::pair<const char*, int> kUnits[] = {
-      {"", 0},  {"B", 0},   {"K", 1},  {"KB", 1},  {"KIB", 1}, {"M", 2},  {"MB", 2},
-      {"MIB", 2}, {"G", 3}, {"GB", 3}, {"GIB", 3}, {"T", 4},   {"TB", 4}, {"TIB", 4}};
+  static const std::pair<const char*, int> kUnits[] = {{"", 0},    {"B", 0}, {"K", 1},  {"KB", 1},  {"KIB", 1}, {"M", 2},  {"MB", 2},
+                                                       {"MIB", 2}, {"G", 3}, {"GB", 3}, {"GIB", 3}, {"T", 4},   {"TB", 4}, {"TIB", 4}};
   for (const auto& [name, power] : kUnits) {
     if (unit != name) continue;
     double bytes = number * std::pow(1024.0, power);
@@ -120,8 +117,7 @@ Result<uint64_t> parseSize(std::string_view text) {
 
 Result<uint64_t> parseRate(std::string_view text) {
   auto t = trim(text);
-  if (t.size() < 2 || t.substr(t.size() - 2) != "/s")
-    return Error("expected a rate like 512MiB/s, got " + quoted(t));
+  if (t.size() < 2 || t.substr(t.size() - 2) != "/s") return Error("expected a rate like 512MiB/s, got " + quoted(t));
   auto size = parseSize(t.substr(0, t.size() - 2));
   if (!size) return Error("expected a rate like 512MiB/s, got " + quoted(t));
   return *size;

@@ -37,11 +37,8 @@ bool parseMapsLine(std::string_view line, Vma& vma) {
   auto dev = nextField(line);
   auto inode = nextField(line);
   auto dash = range.find('-');
-  if (dash == std::string_view::npos || perms.size() != 4 || dev.find(':') == std::string_view::npos ||
-      inode.empty())
-    return false;
-  if (!hex(range.substr(0, dash), vma.start) || !hex(range.substr(dash + 1), vma.end) || !hex(offset, vma.offset))
-    return false;
+  if (dash == std::string_view::npos || perms.size() != 4 || dev.find(':') == std::string_view::npos || inode.empty()) return false;
+  if (!hex(range.substr(0, dash), vma.start) || !hex(range.substr(dash + 1), vma.end) || !hex(offset, vma.offset)) return false;
   vma.perms = std::string(perms);
   vma.path = std::string(trim(line));
   return true;
@@ -70,9 +67,12 @@ Result<std::vector<Vma>> parse(std::string_view text, bool smaps) {
       auto sp = value.find(' ');
       return parseUnsigned(value.substr(0, sp)).valueOr(0) * 1024;
     };
-    if (key == "KernelPageSize") vmas.back().kernelPageSize = kb();
-    else if (key == "AnonHugePages") vmas.back().anonHugeBytes = kb();
-    else if (key == "Rss") vmas.back().rssBytes = kb();
+    if (key == "KernelPageSize")
+      vmas.back().kernelPageSize = kb();
+    else if (key == "AnonHugePages")
+      vmas.back().anonHugeBytes = kb();
+    else if (key == "Rss")
+      vmas.back().rssBytes = kb();
   }
   return vmas;
 }
@@ -86,8 +86,9 @@ Error processFileError(int pid, const Error& readError) {
   const int err = readError.errnum();
   // Root refused too lacks CAP_SYS_PTRACE (a narrowed bounding set, a container) or meets a
   // Yama or LSM rule: telling it to run as root would not help.
-  const char* denied = ::geteuid() == 0 ? ": refused although running as root (without CAP_SYS_PTRACE? a container, Yama's ptrace_scope or an LSM?)"
-                                        : ": run as root or as the process's owner";
+  const char* denied = ::geteuid() == 0
+                           ? ": refused although running as root (without CAP_SYS_PTRACE? a container, Yama's ptrace_scope or an LSM?)"
+                           : ": run as root or as the process's owner";
   const char* hint = err == ENOENT || err == ESRCH ? ": no such process" : err == EACCES || err == EPERM ? denied : "";
   return Error("pid " + std::to_string(pid) + ": " + readError.message() + hint, err);
 }
@@ -106,8 +107,7 @@ Result<std::pair<uint64_t, uint64_t>> parseAddressRange(std::string_view text) {
   auto dash = t.find('-');
   uint64_t a = 0, b = 0;
   if (dash == std::string_view::npos || !hex(t.substr(0, dash), a) || !hex(t.substr(dash + 1), b) || b <= a)
-    return Error("expected an address range like 0x7f0000000000-0x7f0010000000 (start below end), got \"" +
-                 std::string(t) + "\"");
+    return Error("expected an address range like 0x7f0000000000-0x7f0010000000 (start below end), got \"" + std::string(t) + "\"");
   return std::make_pair(a, b);
 }
 

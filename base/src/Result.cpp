@@ -4,8 +4,7 @@
 
 namespace mtm {
 
-Error::Error(std::string message, int errnum, SourceLocation where)
-    : message_(std::move(message)), errnum_(errnum), where_(where) {}
+Error::Error(std::string message, int errnum, SourceLocation where) : message_(std::move(message)), errnum_(errnum), where_(where) {}
 
 Error Error::fromErrno(std::string what, int errnum, SourceLocation where) {
   return Error(what + ": " + std::strerror(errnum), errnum, where);

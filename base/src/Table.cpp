@@ -82,9 +82,7 @@ std::string Table::renderCsv() const {
       if (std::holds_alternative<std::monostate>(row[c])) continue;
       Column raw = columns_[c];
       raw.textDivisor = 1;
-      std::string v = std::holds_alternative<double>(row[c])
-                          ? std::to_string(std::get<double>(row[c]))
-                          : textCell(row[c], raw);
+      std::string v = std::holds_alternative<double>(row[c]) ? std::to_string(std::get<double>(row[c])) : textCell(row[c], raw);
       out += quote(v);
     }
     out += "\n";
@@ -98,12 +96,17 @@ void Table::writeJson(JsonWriter& w) const {
     w.beginObject();
     for (size_t c = 0; c < row.size(); ++c) {
       w.key(columns_[c].key);
-      std::visit([&w](const auto& v) {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::monostate>) w.null();
-        else if constexpr (std::is_same_v<T, IntList>) w.value(v.values);
-        else w.value(v);
-      }, row[c]);
+      std::visit(
+          [&w](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::monostate>)
+              w.null();
+            else if constexpr (std::is_same_v<T, IntList>)
+              w.value(v.values);
+            else
+              w.value(v);
+          },
+          row[c]);
     }
     w.endObject();
   }
@@ -112,8 +115,10 @@ void Table::writeJson(JsonWriter& w) const {
 
 std::string Table::render(Format format) const {
   switch (format) {
-    case Format::Text: return renderText();
-    case Format::Csv: return renderCsv();
+    case Format::Text:
+      return renderText();
+    case Format::Csv:
+      return renderCsv();
     case Format::Json: {
       JsonWriter w;
       writeJson(w);

@@ -31,8 +31,7 @@ using namespace schema;
 
 void checkWatermarks(const YAML::Node& at, const std::string& path, double low, double high, Context& ctx) {
   if (low > high)
-    ctx.fail(at, path + ".low_watermark", "expected at most high_watermark (" + std::to_string(high) +
-                                               "), got " + std::to_string(low));
+    ctx.fail(at, path + ".low_watermark", "expected at most high_watermark (" + std::to_string(high) + "), got " + std::to_string(low));
 }
 
 const Section<TierSpec>& tierSpecSection() {
@@ -46,8 +45,7 @@ const Section<TierSpec>& tierSpecSection() {
         .check([](const YAML::Node& n, const std::string& path, TierSpec& spec, Context& ctx) {
           spec.origin.text = ctx.origin(n);
           if (!n["nodes"]) ctx.fail(n, path + ".nodes", "missing: every tier needs its nodes");
-          if (spec.lowWatermark && spec.highWatermark)
-            checkWatermarks(n, path, *spec.lowWatermark, *spec.highWatermark, ctx);
+          if (spec.lowWatermark && spec.highWatermark) checkWatermarks(n, path, *spec.lowWatermark, *spec.highWatermark, ctx);
         });
     return t;
   }();
@@ -57,9 +55,10 @@ const Section<TierSpec>& tierSpecSection() {
 const Section<TiersConfig>& tiersSection() {
   static const Section<TiersConfig> s = [] {
     Section<TiersConfig> t;
-    t.field("discovery", &TiersConfig::discovery,
-            Enum<Discovery>{{}, {{"auto", Discovery::Auto}, {"kernel", Discovery::Kernel},
-                                 {"hmat", Discovery::Hmat}, {"distance", Discovery::Distance}}})
+    t.field(
+         "discovery", &TiersConfig::discovery,
+         Enum<Discovery>{
+             {}, {{"auto", Discovery::Auto}, {"kernel", Discovery::Kernel}, {"hmat", Discovery::Hmat}, {"distance", Discovery::Distance}}})
         .field("low_watermark", &TiersConfig::lowWatermark, Fraction{{}, 0, 1})
         .field("high_watermark", &TiersConfig::highWatermark, Fraction{{}, 0, 1})
         .field("list", &TiersConfig::list, ListOf<TierSpec>{{}, &tierSpecSection()})
@@ -93,8 +92,7 @@ const Section<ProfilerConfig>& profilerSection() {
     p.field("interval_ms", &ProfilerConfig::intervalMs, UInt{{}, 10, 3600000})
         .field("abit_window_ms", &ProfilerConfig::abitWindowMs, UInt{{}, 0, 3600000})
         .field("budget", &ProfilerConfig::budget, Fraction{{}, 0.0001, 1})
-        .field("sources", &ProfilerConfig::sources,
-               TextList{{}, {}, {"hw_sample", "ebpf_abit", "page_fault", "damon_vaddr"}})
+        .field("sources", &ProfilerConfig::sources, TextList{{}, {}, {"hw_sample", "ebpf_abit", "page_fault", "damon_vaddr"}})
         .field("hotness_decay", &ProfilerConfig::hotnessDecay, Fraction{{}, 0, 0.99})
         .field("max_regions", &ProfilerConfig::maxRegions, UInt{{}, 1, 1000000})
         .field("min_region", &ProfilerConfig::minRegionBytes, Size{})
@@ -110,14 +108,13 @@ const Section<ProfilerConfig>& profilerSection() {
           if (!n["abit_window_ms"]) cfg.abitWindowMs = std::min(cfg.abitWindowMs, cfg.intervalMs / 2);
           if (cfg.abitWindowMs >= cfg.intervalMs)
             ctx.fail(n["abit_window_ms"] ? n["abit_window_ms"] : n, path + ".abit_window_ms",
-                     "expected less than interval_ms (" + std::to_string(cfg.intervalMs) + "), got " +
-                         std::to_string(cfg.abitWindowMs) + "; 0 reads the bits a whole interval after clearing them");
+                     "expected less than interval_ms (" + std::to_string(cfg.intervalMs) + "), got " + std::to_string(cfg.abitWindowMs) +
+                         "; 0 reads the bits a whole interval after clearing them");
           if (cfg.sources.empty())
             ctx.fail(n["sources"], path + ".sources", "expected at least one source (the default: hw_sample, ebpf_abit, page_fault)");
           std::set<std::string> seen;
           for (const auto& src : cfg.sources)
-            if (!seen.insert(src).second)
-              ctx.fail(n["sources"], path + ".sources", "source \"" + src + "\" is listed twice");
+            if (!seen.insert(src).second) ctx.fail(n["sources"], path + ".sources", "source \"" + src + "\" is listed twice");
         });
     return p;
   }();
@@ -138,11 +135,13 @@ const Section<PolicyConfig>& policySection() {
         .field("thp_collapse_skew", &PolicyConfig::thpCollapseSkew, Fraction{{}, 0, 1})
         .check([](const YAML::Node& n, const std::string& path, PolicyConfig& cfg, Context& ctx) {
           if (cfg.coldThreshold >= cfg.hotThreshold)
-            ctx.fail(n, path + ".cold_threshold", "expected less than hot_threshold (" +
-                     std::to_string(cfg.hotThreshold) + "), got " + std::to_string(cfg.coldThreshold));
+            ctx.fail(
+                n, path + ".cold_threshold",
+                "expected less than hot_threshold (" + std::to_string(cfg.hotThreshold) + "), got " + std::to_string(cfg.coldThreshold));
           if (cfg.thpCollapseSkew >= cfg.thpSplitSkew)
-            ctx.fail(n, path + ".thp_collapse_skew", "expected less than thp_split_skew (" +
-                     std::to_string(cfg.thpSplitSkew) + "), got " + std::to_string(cfg.thpCollapseSkew));
+            ctx.fail(
+                n, path + ".thp_collapse_skew",
+                "expected less than thp_split_skew (" + std::to_string(cfg.thpSplitSkew) + "), got " + std::to_string(cfg.thpCollapseSkew));
         });
     return p;
   }();
@@ -180,8 +179,7 @@ const Section<DaemonConfig>& daemonSection() {
     Section<DaemonConfig> d;
     d.field("socket", &DaemonConfig::socket, Text{{}, true})
         .field("lock_file", &DaemonConfig::lockFile, Text{{}, true})
-        .field("log_level", &DaemonConfig::logLevel,
-               Choice{{}, {"trace", "debug", "info", "warn", "error", "off"}})
+        .field("log_level", &DaemonConfig::logLevel, Choice{{}, {"trace", "debug", "info", "warn", "error", "off"}})
         .field("cxl_pool", &DaemonConfig::cxlPool, Text{{}, true, true})  // paths, comma-separated
         .field("metrics", &DaemonConfig::metrics, Text{})
         .check([](const YAML::Node& n, const std::string& path, DaemonConfig& cfg, Context& ctx) {
@@ -240,7 +238,8 @@ Result<YAML::Node> loadOneDocument(const std::string& yaml, const std::string& s
     const YAML::Mark& second = documents.starts[1];
     const std::string at = sourceName + ":" + std::to_string(second.line + 1);
     if (second.pos == documents.starts[0].pos && second.pos >= 0 && size_t(second.pos) < yaml.size())
-      return Error(at + ": syntax error: unexpected " + jsonEscape(yaml.substr(size_t(second.pos), 1)) + " (it starts no key, value or list item)");
+      return Error(at + ": syntax error: unexpected " + jsonEscape(yaml.substr(size_t(second.pos), 1)) +
+                   " (it starts no key, value or list item)");
     return Error(at + ": a second YAML document: a config is one document (remove the \"---\" and what follows, or merge them)");
   }
   return YAML::Load(yaml);
@@ -282,7 +281,7 @@ Result<Config> loadConfigFile(const std::string& path) {
   // O_NONBLOCK: a FIFO opens at once (and is refused below) instead of waiting for a writer.
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (!fd) return Error::fromErrno(path + ": cannot read config", errno);
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return Error::fromErrno(path + ": cannot read config", errno);
   if (S_ISDIR(st.st_mode)) return Error(path + ": is a directory, not a config file");
   if (!S_ISREG(st.st_mode)) return Error(path + ": not a regular file (a device, FIFO or socket); a config is a YAML file");

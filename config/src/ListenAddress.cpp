@@ -24,10 +24,14 @@ Result<uint16_t> parsePort(const std::string& text, const std::string& whole) {
 
 std::string ListenAddress::describe() const {
   switch (kind) {
-    case Kind::off: return "off";
-    case Kind::unix: return path;
-    case Kind::tcp4: return host + ":" + std::to_string(port);
-    case Kind::tcp6: return "[" + host + "]:" + std::to_string(port);
+    case Kind::off:
+      return "off";
+    case Kind::unix:
+      return path;
+    case Kind::tcp4:
+      return host + ":" + std::to_string(port);
+    case Kind::tcp6:
+      return "[" + host + "]:" + std::to_string(port);
   }
   return "off";
 }
@@ -37,8 +41,8 @@ Result<ListenAddress> parseListenAddress(const std::string& text) {
   if (text == "off") return a;
   if (!text.empty() && text[0] == '/') {
     if (text.size() > kMaxSocketPath)
-      return Error("expected a socket path of at most " + std::to_string(kMaxSocketPath) +
-                   " bytes (a Unix socket's limit), got " + std::to_string(text.size()));
+      return Error("expected a socket path of at most " + std::to_string(kMaxSocketPath) + " bytes (a Unix socket's limit), got " +
+                   std::to_string(text.size()));
     a.kind = ListenAddress::Kind::unix;
     a.path = text;
     return a;

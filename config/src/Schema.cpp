@@ -42,8 +42,7 @@ std::string describe(const YAML::Node& n) {
   return "\"" + v + "\"";
 }
 
-bool readUnsigned(const YAML::Node& n, const std::string& path, uint64_t min, uint64_t max,
-                  uint64_t& out, Context& ctx) {
+bool readUnsigned(const YAML::Node& n, const std::string& path, uint64_t min, uint64_t max, uint64_t& out, Context& ctx) {
   const std::string expected = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   if (!scalar(n, path, expected, ctx)) return false;
   auto v = parseUnsigned(n.Scalar());
@@ -62,8 +61,10 @@ bool Fraction::read(const YAML::Node& n, const std::string& path, double& out, C
   double v = 0;
   if (!s.empty() && s.back() == '%') {
     auto p = parsePercent(s);
-    if (p) v = *p;
-    else v = -1;
+    if (p)
+      v = *p;
+    else
+      v = -1;
   } else {
     char* end = nullptr;
     v = std::strtod(s.c_str(), &end);
@@ -131,8 +132,9 @@ bool Text::read(const YAML::Node& n, const std::string& path, std::string& out, 
   if (auto at = firstNonText(s)) {
     char byte[8];
     std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(s[*at]));
-    ctx.fail(n, path, "byte " + std::string(byte) + " at offset " + std::to_string(*at) +
-                          " is a control character or not UTF-8: a config value is printable text");
+    ctx.fail(n, path,
+             "byte " + std::string(byte) + " at offset " + std::to_string(*at) +
+                 " is a control character or not UTF-8: a config value is printable text");
     return false;
   }
   out = s;
@@ -179,9 +181,7 @@ bool NodeList::read(const YAML::Node& n, const std::string& path, std::vector<in
   return true;
 }
 
-void NodeList::write(YAML::Emitter& e, const std::vector<int>& v) const {
-  e << YAML::DoubleQuoted << formatNodeList(v);
-}
+void NodeList::write(YAML::Emitter& e, const std::vector<int>& v) const { e << YAML::DoubleQuoted << formatNodeList(v); }
 
 bool PidList::read(const YAML::Node& n, const std::string& path, std::vector<int>& out, Context& ctx) const {
   if (n.IsNull()) return true;
@@ -213,9 +213,7 @@ bool TextList::read(const YAML::Node& n, const std::string& path, std::vector<st
   out.clear();
   for (const auto& itemNode : n) {
     std::string s;
-    if (choices.empty() ? !item.read(itemNode, path, s, ctx)
-                        : !Choice{{}, choices}.read(itemNode, path, s, ctx))
-      return false;
+    if (choices.empty() ? !item.read(itemNode, path, s, ctx) : !Choice{{}, choices}.read(itemNode, path, s, ctx)) return false;
     out.push_back(s);
   }
   return true;

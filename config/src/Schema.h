@@ -20,9 +20,7 @@ struct Context {
   void fail(const YAML::Node& at, const std::string& path, const std::string& message) {
     errors.push_back(file + ":" + std::to_string(at.Mark().line + 1) + ": " + path + ": " + message);
   }
-  std::string origin(const YAML::Node& at) const {
-    return file + ":" + std::to_string(at.Mark().line + 1);
-  }
+  std::string origin(const YAML::Node& at) const { return file + ":" + std::to_string(at.Mark().line + 1); }
 };
 
 // How a node looks in "got ..." messages.
@@ -37,16 +35,13 @@ class Section {
   //       void write(YAML::Emitter&, const T&) const;  bool present(const T&) const;
   template <class T, class Spec>
   Section& field(std::string key, T S::*member, Spec spec) {
-    fields_.push_back(Field{
-        key,
-        [member, spec](const YAML::Node& n, const std::string& path, S& s, Context& ctx) {
-          spec.read(n, path, s.*member, ctx);
-        },
-        [member, spec, key](YAML::Emitter& e, const S& s) {
-          if (!spec.present(s.*member)) return;
-          e << YAML::Key << key << YAML::Value;
-          spec.write(e, s.*member);
-        }});
+    fields_.push_back(
+        Field{key, [member, spec](const YAML::Node& n, const std::string& path, S& s, Context& ctx) { spec.read(n, path, s.*member, ctx); },
+              [member, spec, key](YAML::Emitter& e, const S& s) {
+                if (!spec.present(s.*member)) return;
+                e << YAML::Key << key << YAML::Value;
+                spec.write(e, s.*member);
+              }});
     return *this;
   }
 
@@ -118,13 +113,19 @@ class Section {
 
 struct Base {
   template <class T>
-  bool present(const T&) const { return true; }
+  bool present(const T&) const {
+    return true;
+  }
 };
 
 struct UInt : Base {
   uint64_t min, max;
-  template <class T> bool read(const YAML::Node& n, const std::string& path, T& out, Context& ctx) const;
-  template <class T> void write(YAML::Emitter& e, const T& v) const { e << static_cast<uint64_t>(v); }
+  template <class T>
+  bool read(const YAML::Node& n, const std::string& path, T& out, Context& ctx) const;
+  template <class T>
+  void write(YAML::Emitter& e, const T& v) const {
+    e << static_cast<uint64_t>(v);
+  }
 };
 
 // A number, or a percentage ("5%"), within [min, max].
@@ -251,14 +252,11 @@ struct ListOf : Base {
 template <class S>
 struct Nested : Base {
   const Section<S>* section;
-  bool read(const YAML::Node& n, const std::string& path, S& out, Context& ctx) const {
-    return section->read(n, path, out, ctx);
-  }
+  bool read(const YAML::Node& n, const std::string& path, S& out, Context& ctx) const { return section->read(n, path, out, ctx); }
   void write(YAML::Emitter& e, const S& v) const { section->write(e, v); }
 };
 
-bool readUnsigned(const YAML::Node& n, const std::string& path, uint64_t min, uint64_t max,
-                  uint64_t& out, Context& ctx);
+bool readUnsigned(const YAML::Node& n, const std::string& path, uint64_t min, uint64_t max, uint64_t& out, Context& ctx);
 
 template <class T>
 bool UInt::read(const YAML::Node& n, const std::string& path, T& out, Context& ctx) const {

@@ -96,8 +96,10 @@ Tier describeTier(const Topology& topo, const std::vector<int>& nodes, const Tie
       t.readBandwidthMBps = std::min(t.readBandwidthMBps.value_or(UINT64_MAX), node->hmat->readBandwidthMBps);
     }
     if (auto d = distanceFromCpus(topo, *node)) t.minDistance = std::max(t.minDistance.value_or(0), *d);
-    if (i == 0) kernelTier = node->kernelTier;
-    else if (node->kernelTier != kernelTier) sameKernelTier = false;
+    if (i == 0)
+      kernelTier = node->kernelTier;
+    else if (node->kernelTier != kernelTier)
+      sameKernelTier = false;
   }
   if (sameKernelTier) t.kernelTier = kernelTier;
   t.capacityBytes = t.totalBytes;
@@ -132,8 +134,10 @@ void raiseWatermarksOverReserve(TierMap& map) {
     t.highWatermark = std::max(t.highWatermark, needed + gap);
   }
   if (raised.empty()) return;
-  map.notes.push_back("low_watermark raised above the free memory the kernel keeps for itself, so that moves do not "
-                      "find a tier full (ENOMEM): " + raised + "; high_watermark keeps its distance above it");
+  map.notes.push_back(
+      "low_watermark raised above the free memory the kernel keeps for itself, so that moves do not "
+      "find a tier full (ENOMEM): " +
+      raised + "; high_watermark keeps its distance above it");
 }
 
 // Whether `fine` splits the groups of `coarse` and nothing else: more groups, each inside one of
@@ -167,22 +171,19 @@ Result<TierMap> fromConfigList(const Topology& topo, const TiersConfig& config) 
     for (int n : spec.nodes) {
       const auto* node = topo.node(n);
       if (node == nullptr || !node->hasMemory)
-        return Error(spec.origin.text + ": tiers.list: node " + std::to_string(n) +
-                     (node ? " has no memory" : " is not on this machine") + " (memory nodes: " +
-                     formatNodeList(memoryNodes) + ")");
+        return Error(spec.origin.text + ": tiers.list: node " + std::to_string(n) + (node ? " has no memory" : " is not on this machine") +
+                     " (memory nodes: " + formatNodeList(memoryNodes) + ")");
       listed.push_back(n);
     }
     Tier t = describeTier(topo, spec.nodes, config);
     if (spec.capacityBytes > t.totalBytes)
-      return Error(spec.origin.text + ": tiers.list: capacity " + formatBytes(spec.capacityBytes) +
-                   " is above the " + formatBytes(t.totalBytes) + " that nodes " +
-                   formatNodeList(spec.nodes) + " have");
+      return Error(spec.origin.text + ": tiers.list: capacity " + formatBytes(spec.capacityBytes) + " is above the " +
+                   formatBytes(t.totalBytes) + " that nodes " + formatNodeList(spec.nodes) + " have");
     if (spec.capacityBytes != 0) t.capacityBytes = spec.capacityBytes;
     t.name = spec.name;
     t.lowWatermark = spec.lowWatermark.value_or(config.lowWatermark);
     t.highWatermark = spec.highWatermark.value_or(config.highWatermark);
-    if (t.lowWatermark > t.highWatermark)
-      return Error(spec.origin.text + ": tiers.list: low_watermark is above high_watermark");
+    if (t.lowWatermark > t.highWatermark) return Error(spec.origin.text + ": tiers.list: low_watermark is above high_watermark");
     map.tiers.push_back(t);
   }
   for (int n : memoryNodes)
@@ -197,11 +198,16 @@ Result<TierMap> fromConfigList(const Topology& topo, const TiersConfig& config) 
 
 const char* tierSourceName(TierSource source) {
   switch (source) {
-    case TierSource::Config: return "config";
-    case TierSource::Kernel: return "kernel";
-    case TierSource::Hmat: return "hmat";
-    case TierSource::Distance: return "distance";
-    case TierSource::Single: return "single";
+    case TierSource::Config:
+      return "config";
+    case TierSource::Kernel:
+      return "kernel";
+    case TierSource::Hmat:
+      return "hmat";
+    case TierSource::Distance:
+      return "distance";
+    case TierSource::Single:
+      return "single";
   }
   return "?";
 }
@@ -251,8 +257,8 @@ Result<TierMap> buildTierMap(const Topology& topo, const TiersConfig& config) {
         chosen = g;
         map.source = c.source;
       } else if (*g != *chosen) {
-        map.notes.push_back(std::string(tierSourceName(c.source)) + " would rank nodes as " +
-                            describeGrouping(*g) + "; " + tierSourceName(map.source) + " wins");
+        map.notes.push_back(std::string(tierSourceName(c.source)) + " would rank nodes as " + describeGrouping(*g) + "; " +
+                            tierSourceName(map.source) + " wins");
       }
     }
     if (!chosen) {

@@ -12,9 +12,7 @@ constexpr const char* kNodeDir = "/sys/devices/system/node";
 constexpr const char* kTierDir = "/sys/devices/virtual/memory_tiering";
 constexpr const char* kThpDir = "/sys/kernel/mm/transparent_hugepage";
 
-std::string nodePath(int id, const std::string& file) {
-  return std::string(kNodeDir) + "/node" + std::to_string(id) + "/" + file;
-}
+std::string nodePath(int id, const std::string& file) { return std::string(kNodeDir) + "/node" + std::to_string(id) + "/" + file; }
 
 Result<uint64_t> readUnsigned(const KernelFs& fs, const std::string& path) {
   auto text = fs.read(path);
@@ -43,13 +41,14 @@ std::optional<HmatAccess> readHmat(const KernelFs& fs, int id) {
 }
 
 // Reads one node; a node whose meminfo cannot be read is an error (the node list said it exists).
-Result<NumaNode> readNode(const KernelFs& fs, int id, const std::vector<int>& online,
-                          std::vector<std::string>& notes) {
+Result<NumaNode> readNode(const KernelFs& fs, int id, const std::vector<int>& online, std::vector<std::string>& notes) {
   NumaNode node;
   node.id = id;
   auto cpus = readList(fs, nodePath(id, "cpulist"));
-  if (cpus) node.cpus = *cpus;
-  else notes.push_back("node" + std::to_string(id) + ": no cpulist (" + cpus.error().message() + "): assuming no CPUs");
+  if (cpus)
+    node.cpus = *cpus;
+  else
+    notes.push_back("node" + std::to_string(id) + ": no cpulist (" + cpus.error().message() + "): assuming no CPUs");
 
   auto text = fs.read(nodePath(id, "meminfo"));
   if (!text) return std::move(text).takeError().context("reading node " + std::to_string(id));
@@ -65,8 +64,7 @@ Result<NumaNode> readNode(const KernelFs& fs, int id, const std::vector<int>& on
     for (size_t i = 0; i < online.size(); ++i) node.distance[online[i]] = (*row)[i];
   } else {
     notes.push_back("node" + std::to_string(id) + ": no usable distance row (" +
-                    (row ? "expected " + std::to_string(online.size()) + " entries" : row.error().message()) +
-                    ")");
+                    (row ? "expected " + std::to_string(online.size()) + " entries" : row.error().message()) + ")");
   }
   node.hmat = readHmat(fs, id);
   return node;
@@ -175,8 +173,7 @@ Result<Topology> discoverTopology(const KernelFs& fs) {
   for (int id : *online) {
     auto node = readNode(fs, id, *online, topo.notes);
     if (!node) return std::move(node).takeError();
-    node->hasMemory = withMemory ? std::count(withMemory->begin(), withMemory->end(), id) > 0
-                                 : node->totalBytes > 0;
+    node->hasMemory = withMemory ? std::count(withMemory->begin(), withMemory->end(), id) > 0 : node->totalBytes > 0;
     topo.nodes.push_back(std::move(*node));
   }
   if (auto reserves = readZoneReserves(fs)) {

@@ -40,15 +40,20 @@ typedef enum {
 } cxlcclResult_t;
 
 typedef enum {
-  cxlcclInt8 = 0, cxlcclChar = 0,
+  cxlcclInt8 = 0,
+  cxlcclChar = 0,
   cxlcclUint8 = 1,
-  cxlcclInt32 = 2, cxlcclInt = 2,
+  cxlcclInt32 = 2,
+  cxlcclInt = 2,
   cxlcclUint32 = 3,
   cxlcclInt64 = 4,
   cxlcclUint64 = 5,
-  cxlcclFloat16 = 6, cxlcclHalf = 6,
-  cxlcclFloat32 = 7, cxlcclFloat = 7,
-  cxlcclFloat64 = 8, cxlcclDouble = 8,
+  cxlcclFloat16 = 6,
+  cxlcclHalf = 6,
+  cxlcclFloat32 = 7,
+  cxlcclFloat = 7,
+  cxlcclFloat64 = 8,
+  cxlcclDouble = 8,
   cxlcclBfloat16 = 9,
   cxlcclNumTypes = 10,
   cxlcclDataTypeMax = 0x7fffffff /* any int is a value the library can check and refuse */
@@ -65,10 +70,10 @@ typedef enum {
 
 /* How the library keeps the pool coherent between ranks. */
 typedef enum {
-  cxlcclCoherencePool = 0,      /* what the pool's header says (cxlccl-pool format --coherent) */
-  cxlcclCoherenceHardware = 1,  /* one host: fences only, no cache-line flushes */
-  cxlcclCoherenceFlush = 2,     /* no coherence between hosts: clwb/clflushopt + fences */
-  cxlcclCoherenceSimulate = 3   /* tests: each rank sees the pool through a private stale copy */
+  cxlcclCoherencePool = 0,     /* what the pool's header says (cxlccl-pool format --coherent) */
+  cxlcclCoherenceHardware = 1, /* one host: fences only, no cache-line flushes */
+  cxlcclCoherenceFlush = 2,    /* no coherence between hosts: clwb/clflushopt + fences */
+  cxlcclCoherenceSimulate = 3  /* tests: each rank sees the pool through a private stale copy */
 } cxlcclCoherence_t;
 
 /* Delta publish (docs/cxlccl.md): a Broadcast or AllGather block that a rank published before,
@@ -76,13 +81,15 @@ typedef enum {
  * receiver whose buffer still holds the last result (untouched since) copies only those. Each
  * such buffer keeps a copy of itself in the pool. */
 typedef enum {
-  cxlcclDeltaOff = 0,  /* every block whole, the usual way */
-  cxlcclDeltaOn = 1,   /* always compare with the last copy and send the changed lines */
-  cxlcclDeltaAuto = 2  /* compare, but send the usual way while most lines change */
+  cxlcclDeltaOff = 0, /* every block whole, the usual way */
+  cxlcclDeltaOn = 1,  /* always compare with the last copy and send the changed lines */
+  cxlcclDeltaAuto = 2 /* compare, but send the usual way while most lines change */
 } cxlcclDelta_t;
 
 #define CXLCCL_UNIQUE_ID_BYTES 128
-typedef struct { char internal[CXLCCL_UNIQUE_ID_BYTES]; } cxlcclUniqueId;
+typedef struct {
+  char internal[CXLCCL_UNIQUE_ID_BYTES];
+} cxlcclUniqueId;
 
 typedef struct cxlcclComm* cxlcclComm_t;
 
@@ -97,24 +104,23 @@ typedef struct {
   size_t size;
   unsigned int magic;
   unsigned int version;
-  int coherence;             /* cxlcclCoherence_t; CXLCCL_COHERENCE */
-  int timeoutMs;             /* a call without progress for this long fails; CXLCCL_TIMEOUT_MS, 30000 */
-  int heartbeatTimeoutMs;    /* a peer whose heartbeat stops this long is dead; CXLCCL_HEARTBEAT_MS, 2000 */
-  int lineBytes;             /* one flag per line of this many bytes (64..4096); CXLCCL_LINE_BYTES, 128 */
-  size_t chunkBytes;         /* pipelining unit; CXLCCL_CHUNK_BYTES, 256 KiB */
-  int chunks;                /* slots per rank's ring; CXLCCL_CHUNKS, 8 */
-  int copyThreads;           /* threads sharing each large copy (1..16, 0: as many as the host's
-                                CPUs per rank here, up to 4); CXLCCL_COPY_THREADS, 0 */
-  int delta;                 /* cxlcclDelta_t: Broadcast and AllGather blocks published before send
-                                only their changed lines; CXLCCL_DELTA (off|on|auto), off */
+  int coherence;          /* cxlcclCoherence_t; CXLCCL_COHERENCE */
+  int timeoutMs;          /* a call without progress for this long fails; CXLCCL_TIMEOUT_MS, 30000 */
+  int heartbeatTimeoutMs; /* a peer whose heartbeat stops this long is dead; CXLCCL_HEARTBEAT_MS, 2000 */
+  int lineBytes;          /* one flag per line of this many bytes (64..4096); CXLCCL_LINE_BYTES, 128 */
+  size_t chunkBytes;      /* pipelining unit; CXLCCL_CHUNK_BYTES, 256 KiB */
+  int chunks;             /* slots per rank's ring; CXLCCL_CHUNKS, 8 */
+  int copyThreads;        /* threads sharing each large copy (1..16, 0: as many as the host's
+                             CPUs per rank here, up to 4); CXLCCL_COPY_THREADS, 0 */
+  int delta;              /* cxlcclDelta_t: Broadcast and AllGather blocks published before send
+                             only their changed lines; CXLCCL_DELTA (off|on|auto), off */
 } cxlcclConfig_t;
 
-#define CXLCCL_CONFIG_INITIALIZER                                                        \
-  {                                                                                       \
-    sizeof(cxlcclConfig_t), CXLCCL_CONFIG_MAGIC, CXLCCL_VERSION_CODE,                    \
-        CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_INT,       \
-        CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_SIZE, CXLCCL_CONFIG_UNDEF_INT,       \
-        CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_INT                                  \
+#define CXLCCL_CONFIG_INITIALIZER                                                                                                     \
+  {                                                                                                                                   \
+    sizeof(cxlcclConfig_t), CXLCCL_CONFIG_MAGIC, CXLCCL_VERSION_CODE, CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_INT,               \
+        CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_SIZE, CXLCCL_CONFIG_UNDEF_INT, CXLCCL_CONFIG_UNDEF_INT, \
+        CXLCCL_CONFIG_UNDEF_INT                                                                                                       \
   }
 
 cxlcclResult_t cxlcclGetVersion(int* version);
@@ -126,8 +132,7 @@ const char* cxlcclGetLastError(cxlcclComm_t comm);
  * /dev/shm/cxlccl.pool, created on first use). Pass it to every rank out of band. */
 cxlcclResult_t cxlcclGetUniqueId(cxlcclUniqueId* uniqueId);
 cxlcclResult_t cxlcclCommInitRank(cxlcclComm_t* comm, int nranks, cxlcclUniqueId commId, int rank);
-cxlcclResult_t cxlcclCommInitRankConfig(cxlcclComm_t* comm, int nranks, cxlcclUniqueId commId,
-                                        int rank, const cxlcclConfig_t* config);
+cxlcclResult_t cxlcclCommInitRankConfig(cxlcclComm_t* comm, int nranks, cxlcclUniqueId commId, int rank, const cxlcclConfig_t* config);
 /* Rank and size from the environment (CXLCCL_RANK/CXLCCL_NRANKS, Open MPI, PMI, Slurm, torchrun)
  * and the id from the job's id ($CXLCCL_JOB_ID, Slurm's job and step, torchrun's run id): ranks
  * of one job find each other in the pool with nothing passed between them. */
@@ -173,37 +178,29 @@ cxlcclResult_t cxlcclCommStats(const cxlcclComm_t comm, cxlcclCommStats_t* stats
  * recvbuff == sendbuff + root * recvcount, ReduceScatter when sendbuff == recvbuff - rank *
  * recvcount (all in elements), the others when sendbuff == recvbuff. `stream` must be NULL for
  * host buffers. */
-cxlcclResult_t cxlcclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                               cxlcclDataType_t datatype, cxlcclComm_t comm, cudaStream_t stream);
-cxlcclResult_t cxlcclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                               cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
+cxlcclResult_t cxlcclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, cxlcclDataType_t datatype, cxlcclComm_t comm,
                                cudaStream_t stream);
-cxlcclResult_t cxlcclGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                            cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
+cxlcclResult_t cxlcclBroadcast(const void* sendbuff, void* recvbuff, size_t count, cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
+                               cudaStream_t stream);
+cxlcclResult_t cxlcclGather(const void* sendbuff, void* recvbuff, size_t sendcount, cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
                             cudaStream_t stream);
-cxlcclResult_t cxlcclScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                             cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
+cxlcclResult_t cxlcclScatter(const void* sendbuff, void* recvbuff, size_t recvcount, cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
                              cudaStream_t stream);
-cxlcclResult_t cxlcclReduce(const void* sendbuff, void* recvbuff, size_t count,
-                            cxlcclDataType_t datatype, cxlcclRedOp_t op, int root,
+cxlcclResult_t cxlcclReduce(const void* sendbuff, void* recvbuff, size_t count, cxlcclDataType_t datatype, cxlcclRedOp_t op, int root,
                             cxlcclComm_t comm, cudaStream_t stream);
-cxlcclResult_t cxlcclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                               cxlcclDataType_t datatype, cxlcclRedOp_t op, cxlcclComm_t comm,
-                               cudaStream_t stream);
-cxlcclResult_t cxlcclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                   cxlcclDataType_t datatype, cxlcclRedOp_t op,
+cxlcclResult_t cxlcclAllReduce(const void* sendbuff, void* recvbuff, size_t count, cxlcclDataType_t datatype, cxlcclRedOp_t op,
+                               cxlcclComm_t comm, cudaStream_t stream);
+cxlcclResult_t cxlcclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, cxlcclDataType_t datatype, cxlcclRedOp_t op,
                                    cxlcclComm_t comm, cudaStream_t stream);
 /* count elements to every rank: sendbuff holds nranks blocks of count, block r goes to rank r. */
-cxlcclResult_t cxlcclAllToAll(const void* sendbuff, void* recvbuff, size_t count,
-                              cxlcclDataType_t datatype, cxlcclComm_t comm, cudaStream_t stream);
+cxlcclResult_t cxlcclAllToAll(const void* sendbuff, void* recvbuff, size_t count, cxlcclDataType_t datatype, cxlcclComm_t comm,
+                              cudaStream_t stream);
 
 /* Point to point. Outside a group a Send returns once its data sits in the pool, which for
  * messages larger than the pair's ring needs the peer to be receiving: put a Send and a Recv
  * that depend on each other between GroupStart and GroupEnd, which runs them together. */
-cxlcclResult_t cxlcclSend(const void* sendbuff, size_t count, cxlcclDataType_t datatype, int peer,
-                          cxlcclComm_t comm, cudaStream_t stream);
-cxlcclResult_t cxlcclRecv(void* recvbuff, size_t count, cxlcclDataType_t datatype, int peer,
-                          cxlcclComm_t comm, cudaStream_t stream);
+cxlcclResult_t cxlcclSend(const void* sendbuff, size_t count, cxlcclDataType_t datatype, int peer, cxlcclComm_t comm, cudaStream_t stream);
+cxlcclResult_t cxlcclRecv(void* recvbuff, size_t count, cxlcclDataType_t datatype, int peer, cxlcclComm_t comm, cudaStream_t stream);
 cxlcclResult_t cxlcclGroupStart(void);
 cxlcclResult_t cxlcclGroupEnd(void);
 

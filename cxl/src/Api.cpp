@@ -22,7 +22,7 @@
 struct cxlcclComm {
   std::unique_ptr<cxlccl::Comm> comm;
   std::unique_ptr<cxlccl::Operation> op;
-  std::unique_ptr<cxlccl::GpuContext> gpu;  // made by the first call given a stream
+  std::unique_ptr<cxlccl::GpuContext> gpu;    // made by the first call given a stream
   std::unique_ptr<cxlccl::DeltaState> delta;  // with delta publish on (Options::delta)
 };
 
@@ -55,12 +55,10 @@ cxlcclResult_t report(const Status& status) {
 }
 
 Status usable(const cxlcclComm* comm) {
-  if (comm == nullptr || comm->comm == nullptr)
-    return Status::error(cxlcclInvalidArgument, "comm is NULL or already destroyed");
+  if (comm == nullptr || comm->comm == nullptr) return Status::error(cxlcclInvalidArgument, "comm is NULL or already destroyed");
   cxlcclResult_t error = comm->comm->asyncError();
   if (error != cxlcclSuccess)
-    return Status::error(error, "the communicator is in error (", comm->comm->asyncErrorMessage(),
-                         "): abort it with cxlcclCommAbort");
+    return Status::error(error, "the communicator is in error (", comm->comm->asyncErrorMessage(), "): abort it with cxlcclCommAbort");
   return Status::success();
 }
 
@@ -86,14 +84,11 @@ Status anyOnDevice(const GpuContext& gpu, std::initializer_list<const void*> buf
   return Status::success();
 }
 
-bool reduces(Collective kind) {
-  return kind == Collective::reduce || kind == Collective::allReduce || kind == Collective::reduceScatter;
-}
+bool reduces(Collective kind) { return kind == Collective::reduce || kind == Collective::allReduce || kind == Collective::reduceScatter; }
 
 // A reduction on device buffers: the device buffers are copied to pinned host memory, reduced
 // there by the usual code, and the result copied back.
-Status runStagedReduction(cxlcclComm* comm, Collective kind, const CallArgs& args,
-                          cudaStream_t stream, bool needsRecv) {
+Status runStagedReduction(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaStream_t stream, bool needsRecv) {
   GpuContext& gpu = *comm->gpu;
   std::size_t n = static_cast<std::size_t>(comm->comm->nranks());
   std::size_t bytes = args.count * typeSize(args.type);
@@ -121,16 +116,14 @@ Status runStagedReduction(cxlcclComm* comm, Collective kind, const CallArgs& arg
 
 // Before anything moves: with a stream, whether the call's buffers are on the GPU (a stream
 // without a usable GPU is refused here, like a bad argument, and the comm stays usable).
-Status routeCall(cxlcclComm* comm, cudaStream_t stream, std::initializer_list<const void*> buffers,
-                 bool* device) {
+Status routeCall(cxlcclComm* comm, cudaStream_t stream, std::initializer_list<const void*> buffers, bool* device) {
   *device = false;
   if (stream == nullptr) return Status::success();
   CXLCCL_TRY(prepareGpu(comm, stream));
   return anyOnDevice(*comm->gpu, buffers, device);
 }
 
-Status runRouted(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaStream_t stream,
-                 bool device, bool needsRecv) {
+Status runRouted(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaStream_t stream, bool device, bool needsRecv) {
   if (device && reduces(kind)) return runStagedReduction(comm, kind, args, stream, needsRecv);
   comm->op->setGpu(device ? comm->gpu.get() : nullptr, stream);
   return runCollective(*comm->comm, *comm->op, kind, args, comm->delta.get());
@@ -140,8 +133,7 @@ Status runRouted(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaSt
 // buffer is on one; copies use the first stream given.
 // A lone Send (outside a group) copies even from a pool buffer: it returns once its data sits in
 // the pool, not once the peer has read it, so two ranks may Send before they Recv.
-Status runCalls(cxlcclComm* comm, const P2pCall* calls, const cudaStream_t* streams, std::size_t count,
-                bool grouped) {
+Status runCalls(cxlcclComm* comm, const P2pCall* calls, const cudaStream_t* streams, std::size_t count, bool grouped) {
   cudaStream_t stream = nullptr;
   bool device = false;
   for (std::size_t i = 0; i < count; ++i) {
@@ -161,22 +153,20 @@ Status runCalls(cxlcclComm* comm, const P2pCall* calls, const cudaStream_t* stre
 
 Status checkType(cxlcclDataType_t type, const char* call) {
   if (typeSize(type) == 0)
-    return Status::error(cxlcclInvalidArgument, call, ": datatype ", static_cast<int>(type),
-                         " is not a cxlcclDataType_t (0..", cxlcclNumTypes - 1, ")");
+    return Status::error(cxlcclInvalidArgument, call, ": datatype ", static_cast<int>(type), " is not a cxlcclDataType_t (0..",
+                         cxlcclNumTypes - 1, ")");
   return Status::success();
 }
 
 Status checkOp(cxlcclRedOp_t op, const char* call) {
   if (op < 0 || op >= cxlcclNumOps)
-    return Status::error(cxlcclInvalidArgument, call, ": reduction op ", static_cast<int>(op),
-                         " is not sum, prod, max or min");
+    return Status::error(cxlcclInvalidArgument, call, ": reduction op ", static_cast<int>(op), " is not sum, prod, max or min");
   return Status::success();
 }
 
 Status checkRank(int rank, int nranks, const char* call, const char* what) {
   if (rank < 0 || rank >= nranks)
-    return Status::error(cxlcclInvalidArgument, call, ": ", what, " ", rank, " is out of range 0..",
-                         nranks - 1);
+    return Status::error(cxlcclInvalidArgument, call, ": ", what, " ", rank, " is out of range 0..", nranks - 1);
   return Status::success();
 }
 
@@ -188,8 +178,7 @@ Status checkCount(std::size_t count, std::size_t blocks, cxlcclDataType_t type, 
 }
 
 Status checkBuffer(const void* buffer, std::size_t count, const char* call, const char* name) {
-  if (buffer == nullptr && count > 0)
-    return Status::error(cxlcclInvalidArgument, call, ": ", name, " is NULL");
+  if (buffer == nullptr && count > 0) return Status::error(cxlcclInvalidArgument, call, ": ", name, " is NULL");
   return Status::success();
 }
 
@@ -204,12 +193,10 @@ Status checkCollective(const cxlcclComm* comm, Collective kind, const CallArgs& 
   CXLCCL_TRY(checkType(args.type, name));
   if (reduces(kind)) CXLCCL_TRY(checkOp(args.op, name));
   int n = comm->comm->nranks();
-  bool rooted = kind == Collective::broadcast || kind == Collective::gather ||
-                kind == Collective::scatter || kind == Collective::reduce;
+  bool rooted = kind == Collective::broadcast || kind == Collective::gather || kind == Collective::scatter || kind == Collective::reduce;
   if (rooted) CXLCCL_TRY(checkRank(args.root, n, name, "root"));
-  bool perRank = kind == Collective::allGather || kind == Collective::gather ||
-                 kind == Collective::scatter || kind == Collective::reduceScatter ||
-                 kind == Collective::allToAll;
+  bool perRank = kind == Collective::allGather || kind == Collective::gather || kind == Collective::scatter ||
+                 kind == Collective::reduceScatter || kind == Collective::allToAll;
   CXLCCL_TRY(checkCount(args.count, perRank ? static_cast<std::size_t>(n) : 1, args.type, name));
   bool root = comm->comm->rank() == args.root;
   needs->send = kind != Collective::broadcast && kind != Collective::scatter ? true : root;
@@ -219,21 +206,18 @@ Status checkCollective(const cxlcclComm* comm, Collective kind, const CallArgs& 
   return Status::success();
 }
 
-cxlcclResult_t collective(cxlcclComm* comm, Collective kind, const CallArgs& args,
-                          cudaStream_t stream) {
+cxlcclResult_t collective(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaStream_t stream) {
   Needs needs;
   bool device = false;
   if (Status status = checkCollective(comm, kind, args, &needs); !status.ok()) return report(status);
-  if (Status status = routeCall(comm, stream, {needs.send ? args.send : nullptr, needs.recv ? args.recv : nullptr}, &device);
-      !status.ok())
+  if (Status status = routeCall(comm, stream, {needs.send ? args.send : nullptr, needs.recv ? args.recv : nullptr}, &device); !status.ok())
     return report(status);
   Status status = runRouted(comm, kind, args, stream, device, needs.recv);
   if (!status.ok()) comm->comm->fail(status);
   return report(status);
 }
 
-Status checkPointToPoint(const cxlcclComm* comm, bool send, const void* buffer, std::size_t count,
-                         cxlcclDataType_t type, int peer) {
+Status checkPointToPoint(const cxlcclComm* comm, bool send, const void* buffer, std::size_t count, cxlcclDataType_t type, int peer) {
   const char* name = send ? "Send" : "Recv";
   CXLCCL_TRY(usable(comm));
   CXLCCL_TRY(checkType(type, name));
@@ -242,11 +226,9 @@ Status checkPointToPoint(const cxlcclComm* comm, bool send, const void* buffer, 
   return checkBuffer(buffer, count, name, send ? "sendbuff" : "recvbuff");
 }
 
-cxlcclResult_t pointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer, void* recvBuffer,
-                            std::size_t count, cxlcclDataType_t type, int peer,
-                            cudaStream_t stream) {
-  if (Status status = checkPointToPoint(comm, send, send ? sendBuffer : recvBuffer, count, type, peer); !status.ok())
-    return report(status);
+cxlcclResult_t pointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer, void* recvBuffer, std::size_t count, cxlcclDataType_t type,
+                            int peer, cudaStream_t stream) {
+  if (Status status = checkPointToPoint(comm, send, send ? sendBuffer : recvBuffer, count, type, peer); !status.ok()) return report(status);
   P2pCall call{send, sendBuffer, recvBuffer, count * typeSize(type), peer};
   if (group.depth > 0) {
     group.calls.push_back({comm, call, stream});
@@ -257,8 +239,7 @@ cxlcclResult_t pointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer,
 
 Status randomNonce(RegionNonce* nonce) {
   std::uint64_t words[2];
-  if (getrandom(words, sizeof words, 0) != sizeof words)
-    return Status::system("getrandom for a unique id", errno);
+  if (getrandom(words, sizeof words, 0) != sizeof words) return Status::system("getrandom for a unique id", errno);
   *nonce = {words[0], words[1] | 1};
   return Status::success();
 }
@@ -269,11 +250,9 @@ std::uint64_t fnv1a(const std::string& text, std::uint64_t seed) {
   return h;
 }
 
-Status makeId(const std::string& path, const RegionNonce& nonce, std::uint64_t generation,
-              UniqueIdData* id) {
+Status makeId(const std::string& path, const RegionNonce& nonce, std::uint64_t generation, UniqueIdData* id) {
   if (path.size() >= sizeof id->poolPath)
-    return Status::error(cxlcclInvalidArgument, "pool path ", path, " is longer than ",
-                         sizeof id->poolPath - 1, " bytes");
+    return Status::error(cxlcclInvalidArgument, "pool path ", path, " is longer than ", sizeof id->poolPath - 1, " bytes");
   std::memset(id, 0, sizeof *id);
   id->magic = kUniqueIdMagic;
   id->nonceHigh = nonce.high;
@@ -283,8 +262,7 @@ Status makeId(const std::string& path, const RegionNonce& nonce, std::uint64_t g
   return Status::success();
 }
 
-cxlcclResult_t initComm(cxlcclComm_t* out, int nranks, const UniqueIdData& id, int rank,
-                        const cxlcclConfig_t* config) {
+cxlcclResult_t initComm(cxlcclComm_t* out, int nranks, const UniqueIdData& id, int rank, const cxlcclConfig_t* config) {
   if (out == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommInitRank: comm is NULL"));
   *out = nullptr;
   Options options;
@@ -314,15 +292,24 @@ cxlcclResult_t cxlcclGetVersion(int* version) {
 
 const char* cxlcclGetErrorString(cxlcclResult_t result) {
   switch (result) {
-    case cxlcclSuccess: return "no error";
-    case cxlcclUnhandledCudaError: return "unhandled cuda error (run with CXLCCL_DEBUG=INFO for details)";
-    case cxlcclSystemError: return "unhandled system error (run with CXLCCL_DEBUG=INFO for details)";
-    case cxlcclInternalError: return "internal error - please report this issue";
-    case cxlcclInvalidArgument: return "invalid argument (run with CXLCCL_DEBUG=INFO for details)";
-    case cxlcclInvalidUsage: return "invalid usage (run with CXLCCL_DEBUG=INFO for details)";
-    case cxlcclRemoteError: return "remote process exited, stalled or aborted";
-    case cxlcclInProgress: return "operation in progress";
-    default: return "unknown result code";
+    case cxlcclSuccess:
+      return "no error";
+    case cxlcclUnhandledCudaError:
+      return "unhandled cuda error (run with CXLCCL_DEBUG=INFO for details)";
+    case cxlcclSystemError:
+      return "unhandled system error (run with CXLCCL_DEBUG=INFO for details)";
+    case cxlcclInternalError:
+      return "internal error - please report this issue";
+    case cxlcclInvalidArgument:
+      return "invalid argument (run with CXLCCL_DEBUG=INFO for details)";
+    case cxlcclInvalidUsage:
+      return "invalid usage (run with CXLCCL_DEBUG=INFO for details)";
+    case cxlcclRemoteError:
+      return "remote process exited, stalled or aborted";
+    case cxlcclInProgress:
+      return "operation in progress";
+    default:
+      return "unknown result code";
   }
 }
 
@@ -348,8 +335,7 @@ cxlcclResult_t cxlcclCommInitRank(cxlcclComm_t* comm, int nranks, cxlcclUniqueId
   return cxlcclCommInitRankConfig(comm, nranks, commId, rank, nullptr);
 }
 
-cxlcclResult_t cxlcclCommInitRankConfig(cxlcclComm_t* comm, int nranks, cxlcclUniqueId commId,
-                                        int rank, const cxlcclConfig_t* config) {
+cxlcclResult_t cxlcclCommInitRankConfig(cxlcclComm_t* comm, int nranks, cxlcclUniqueId commId, int rank, const cxlcclConfig_t* config) {
   UniqueIdData id;
   std::memcpy(&id, commId.internal, sizeof id);
   return initComm(comm, nranks, id, rank, config);
@@ -400,26 +386,29 @@ cxlcclResult_t cxlcclMemAlloc(void** ptr, size_t size) { return report(poolBuffe
 cxlcclResult_t cxlcclMemFree(void* ptr) { return report(poolBufferFree(ptr)); }
 
 cxlcclResult_t cxlcclCommCount(const cxlcclComm_t comm, int* count) {
-  if (comm == nullptr || count == nullptr)
-    return report(Status::error(cxlcclInvalidArgument, "CommCount: comm or count is NULL"));
+  if (comm == nullptr || count == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommCount: comm or count is NULL"));
   *count = comm->comm->nranks();
   return cxlcclSuccess;
 }
 
 cxlcclResult_t cxlcclCommUserRank(const cxlcclComm_t comm, int* rank) {
-  if (comm == nullptr || rank == nullptr)
-    return report(Status::error(cxlcclInvalidArgument, "CommUserRank: comm or rank is NULL"));
+  if (comm == nullptr || rank == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommUserRank: comm or rank is NULL"));
   *rank = comm->comm->rank();
   return cxlcclSuccess;
 }
 
 cxlcclResult_t cxlcclCommCoherence(const cxlcclComm_t comm, int* mode) {
-  if (comm == nullptr || mode == nullptr)
-    return report(Status::error(cxlcclInvalidArgument, "CommCoherence: comm or mode is NULL"));
+  if (comm == nullptr || mode == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommCoherence: comm or mode is NULL"));
   switch (comm->comm->view().mode()) {
-    case Coherence::hardware: *mode = cxlcclCoherenceHardware; break;
-    case Coherence::flush: *mode = cxlcclCoherenceFlush; break;
-    case Coherence::simulate: *mode = cxlcclCoherenceSimulate; break;
+    case Coherence::hardware:
+      *mode = cxlcclCoherenceHardware;
+      break;
+    case Coherence::flush:
+      *mode = cxlcclCoherenceFlush;
+      break;
+    case Coherence::simulate:
+      *mode = cxlcclCoherenceSimulate;
+      break;
   }
   return cxlcclSuccess;
 }
@@ -430,65 +419,56 @@ cxlcclResult_t cxlcclCommStats(const cxlcclComm_t comm, cxlcclCommStats_t* stats
   const PoolTraffic& traffic = comm->comm->traffic();
   DeltaCounters d;
   if (comm->delta != nullptr) d = comm->delta->counters();
-  *stats = cxlcclCommStats_t{traffic.written, traffic.read, d.calls, d.linePublishes, d.fullPublishes,
-                             d.ringPublishes, d.lineApplies, d.fullApplies, d.fallbacks, d.linesCompared,
-                             d.linesChanged};
+  *stats = cxlcclCommStats_t{traffic.written, traffic.read,  d.calls,     d.linePublishes, d.fullPublishes, d.ringPublishes,
+                             d.lineApplies,   d.fullApplies, d.fallbacks, d.linesCompared, d.linesChanged};
   return cxlcclSuccess;
 }
 
-cxlcclResult_t cxlcclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                               cxlcclDataType_t datatype, cxlcclComm_t comm, cudaStream_t stream) {
+cxlcclResult_t cxlcclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, cxlcclDataType_t datatype, cxlcclComm_t comm,
+                               cudaStream_t stream) {
   return collective(comm, Collective::allGather, {sendbuff, recvbuff, sendcount, datatype, cxlcclSum, 0}, stream);
 }
 
-cxlcclResult_t cxlcclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                               cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
+cxlcclResult_t cxlcclBroadcast(const void* sendbuff, void* recvbuff, size_t count, cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
                                cudaStream_t stream) {
   return collective(comm, Collective::broadcast, {sendbuff, recvbuff, count, datatype, cxlcclSum, root}, stream);
 }
 
-cxlcclResult_t cxlcclGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                            cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
+cxlcclResult_t cxlcclGather(const void* sendbuff, void* recvbuff, size_t sendcount, cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
                             cudaStream_t stream) {
   return collective(comm, Collective::gather, {sendbuff, recvbuff, sendcount, datatype, cxlcclSum, root}, stream);
 }
 
-cxlcclResult_t cxlcclScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                             cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
+cxlcclResult_t cxlcclScatter(const void* sendbuff, void* recvbuff, size_t recvcount, cxlcclDataType_t datatype, int root, cxlcclComm_t comm,
                              cudaStream_t stream) {
   return collective(comm, Collective::scatter, {sendbuff, recvbuff, recvcount, datatype, cxlcclSum, root}, stream);
 }
 
-cxlcclResult_t cxlcclReduce(const void* sendbuff, void* recvbuff, size_t count,
-                            cxlcclDataType_t datatype, cxlcclRedOp_t op, int root,
+cxlcclResult_t cxlcclReduce(const void* sendbuff, void* recvbuff, size_t count, cxlcclDataType_t datatype, cxlcclRedOp_t op, int root,
                             cxlcclComm_t comm, cudaStream_t stream) {
   return collective(comm, Collective::reduce, {sendbuff, recvbuff, count, datatype, op, root}, stream);
 }
 
-cxlcclResult_t cxlcclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                               cxlcclDataType_t datatype, cxlcclRedOp_t op, cxlcclComm_t comm,
-                               cudaStream_t stream) {
+cxlcclResult_t cxlcclAllReduce(const void* sendbuff, void* recvbuff, size_t count, cxlcclDataType_t datatype, cxlcclRedOp_t op,
+                               cxlcclComm_t comm, cudaStream_t stream) {
   return collective(comm, Collective::allReduce, {sendbuff, recvbuff, count, datatype, op, 0}, stream);
 }
 
-cxlcclResult_t cxlcclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                   cxlcclDataType_t datatype, cxlcclRedOp_t op,
+cxlcclResult_t cxlcclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, cxlcclDataType_t datatype, cxlcclRedOp_t op,
                                    cxlcclComm_t comm, cudaStream_t stream) {
   return collective(comm, Collective::reduceScatter, {sendbuff, recvbuff, recvcount, datatype, op, 0}, stream);
 }
 
-cxlcclResult_t cxlcclAllToAll(const void* sendbuff, void* recvbuff, size_t count,
-                              cxlcclDataType_t datatype, cxlcclComm_t comm, cudaStream_t stream) {
+cxlcclResult_t cxlcclAllToAll(const void* sendbuff, void* recvbuff, size_t count, cxlcclDataType_t datatype, cxlcclComm_t comm,
+                              cudaStream_t stream) {
   return collective(comm, Collective::allToAll, {sendbuff, recvbuff, count, datatype, cxlcclSum, 0}, stream);
 }
 
-cxlcclResult_t cxlcclSend(const void* sendbuff, size_t count, cxlcclDataType_t datatype, int peer,
-                          cxlcclComm_t comm, cudaStream_t stream) {
+cxlcclResult_t cxlcclSend(const void* sendbuff, size_t count, cxlcclDataType_t datatype, int peer, cxlcclComm_t comm, cudaStream_t stream) {
   return pointToPoint(comm, true, sendbuff, nullptr, count, datatype, peer, stream);
 }
 
-cxlcclResult_t cxlcclRecv(void* recvbuff, size_t count, cxlcclDataType_t datatype, int peer,
-                          cxlcclComm_t comm, cudaStream_t stream) {
+cxlcclResult_t cxlcclRecv(void* recvbuff, size_t count, cxlcclDataType_t datatype, int peer, cxlcclComm_t comm, cudaStream_t stream) {
   return pointToPoint(comm, false, nullptr, recvbuff, count, datatype, peer, stream);
 }
 
@@ -498,8 +478,7 @@ cxlcclResult_t cxlcclGroupStart(void) {
 }
 
 cxlcclResult_t cxlcclGroupEnd(void) {
-  if (group.depth == 0)
-    return report(Status::error(cxlcclInvalidUsage, "GroupEnd without GroupStart"));
+  if (group.depth == 0) return report(Status::error(cxlcclInvalidUsage, "GroupEnd without GroupStart"));
   if (--group.depth > 0) return cxlcclSuccess;
   std::vector<GroupCall>& calls = group.running;
   calls.swap(group.calls);  // (group.calls takes `running`'s emptied list and its capacity)

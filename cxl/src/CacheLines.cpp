@@ -22,8 +22,7 @@ CpuFeatures probe() {
     features.clflushopt = (ebx & (1u << 23)) != 0;
     features.clwb = (ebx & (1u << 24)) != 0;
   }
-  if (!features.clflushopt)
-    warn("this CPU has no clflushopt: cache lines are flushed with clflush (serialising, slower)");
+  if (!features.clflushopt) warn("this CPU has no clflushopt: cache lines are flushed with clflush (serialising, slower)");
   return features;
 }
 
@@ -50,8 +49,7 @@ __attribute__((target("clwb"))) void clwbLines(const void* p, std::size_t n) {
 
 __attribute__((target("clflushopt"))) void clflushoptLines(const void* p, std::size_t n) {
   LineRange r = lines(p, n);
-  for (auto line = r.first; line < r.end; line += kCacheLine)
-    _mm_clflushopt(reinterpret_cast<void*>(line));
+  for (auto line = r.first; line < r.end; line += kCacheLine) _mm_clflushopt(reinterpret_cast<void*>(line));
 }
 
 void clflushLines(const void* p, std::size_t n) {

@@ -20,9 +20,7 @@ std::uint64_t everyoneBut(int nranks, int rank) {
   return all & ~(1ull << rank);
 }
 
-const std::byte* bytesAt(const void* base, std::size_t offset) {
-  return static_cast<const std::byte*>(base) + offset;
-}
+const std::byte* bytesAt(const void* base, std::size_t offset) { return static_cast<const std::byte*>(base) + offset; }
 std::byte* bytesAt(void* base, std::size_t offset) { return static_cast<std::byte*>(base) + offset; }
 
 // AllReduce cuts the vector into nranks blocks of whole elements, the first `count % nranks` one
@@ -30,9 +28,7 @@ std::byte* bytesAt(void* base, std::size_t offset) { return static_cast<std::byt
 struct Blocks {
   std::size_t count, nranks, typeBytes;
   std::size_t elements(std::size_t r) const { return count / nranks + (r < count % nranks ? 1 : 0); }
-  std::size_t offset(std::size_t r) const {
-    return (r * (count / nranks) + std::min(r, count % nranks)) * typeBytes;
-  }
+  std::size_t offset(std::size_t r) const { return (r * (count / nranks) + std::min(r, count % nranks)) * typeBytes; }
   std::size_t bytes(std::size_t r) const { return elements(r) * typeBytes; }
 };
 
@@ -69,7 +65,8 @@ Status gatherPushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
   static const std::uint64_t kPushed = 1;
   std::vector<std::uint64_t> told(static_cast<std::size_t>(n));
   for (int w = 0; w < n; ++w)
-    if (w != root) op.piece(Channel{w, -1}, sizeof kPushed, 1ull << root, &kPushed, me == root ? &told[static_cast<std::size_t>(w)] : nullptr);
+    if (w != root)
+      op.piece(Channel{w, -1}, sizeof kPushed, 1ull << root, &kPushed, me == root ? &told[static_cast<std::size_t>(w)] : nullptr);
   if (me == root) op.copy(bytesAt(a.recv, static_cast<std::size_t>(me) * bytes), a.send, bytes);
   CXLCCL_TRY(op.run());
   if (me == root) eachPeerBlock([&](const void* p, std::size_t b) { op.afterPeersWrote(p, b); });
@@ -108,8 +105,7 @@ Status reducePushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
   CXLCCL_TRY(op.run());
   std::vector<std::uint64_t> sends;
   for (const Where& w : all) sends.push_back(w.send);
-  *pushed = all[static_cast<std::size_t>(root)].recv != 0 &&
-            std::find(sends.begin(), sends.end(), 0) == sends.end();
+  *pushed = all[static_cast<std::size_t>(root)].recv != 0 && std::find(sends.begin(), sends.end(), 0) == sends.end();
   if (!*pushed) return Status::success();
 
   op.begin(comm.nextOp(), hash);
@@ -134,8 +130,7 @@ Status reducePushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
 // mirrors and announce it, and receivers copy it out (part 0's announcement also says how the
 // block goes); then, in one more step, the blocks that go by ring this time, this rank's own
 // copy, and every receiver's word to the writers whose mirrors it read that it is done with them.
-Status runDelta(Comm& comm, Operation& op, DeltaState& delta, Collective kind, const CallArgs& a,
-                std::size_t bytes, std::uint64_t hash) {
+Status runDelta(Comm& comm, Operation& op, DeltaState& delta, Collective kind, const CallArgs& a, std::size_t bytes, std::uint64_t hash) {
   const int n = comm.nranks(), me = comm.rank();
   const auto self = static_cast<std::size_t>(me);
   const bool all = kind == Collective::allGather;
@@ -171,8 +166,8 @@ Status runDelta(Comm& comm, Operation& op, DeltaState& delta, Collective kind, c
       if (!reads(w)) continue;
       DeltaState::Receiving& r = receiving[static_cast<std::size_t>(w)];
       if (from == 0)
-        CXLCCL_TRY(delta.beginApply(w, told[static_cast<std::size_t>(w)], blockOf(w), bytes,
-                                    intact[static_cast<std::size_t>(w)] != 0, op.onGpu(), &r));
+        CXLCCL_TRY(delta.beginApply(w, told[static_cast<std::size_t>(w)], blockOf(w), bytes, intact[static_cast<std::size_t>(w)] != 0,
+                                    op.onGpu(), &r));
       CXLCCL_TRY(delta.applyPart(r, op, from, to));
     }
   }
@@ -194,7 +189,8 @@ Status runDelta(Comm& comm, Operation& op, DeltaState& delta, Collective kind, c
       if (w != r && writes(w) && !byRing(w)) mirrorsRead |= 1ull << w;
     }
     if (mirrorsRead != 0)
-      op.piece(Channel{r, -1}, sizeof kDone, mirrorsRead, &kDone, (mirrorsRead >> me & 1) != 0 ? &done[static_cast<std::size_t>(r)] : nullptr);
+      op.piece(Channel{r, -1}, sizeof kDone, mirrorsRead, &kDone,
+               (mirrorsRead >> me & 1) != 0 ? &done[static_cast<std::size_t>(r)] : nullptr);
   }
   return op.run();
 }
@@ -203,14 +199,22 @@ Status runDelta(Comm& comm, Operation& op, DeltaState& delta, Collective kind, c
 
 const char* collectiveName(Collective kind) {
   switch (kind) {
-    case Collective::allGather: return "AllGather";
-    case Collective::broadcast: return "Broadcast";
-    case Collective::gather: return "Gather";
-    case Collective::scatter: return "Scatter";
-    case Collective::reduce: return "Reduce";
-    case Collective::allReduce: return "AllReduce";
-    case Collective::reduceScatter: return "ReduceScatter";
-    case Collective::allToAll: return "AllToAll";
+    case Collective::allGather:
+      return "AllGather";
+    case Collective::broadcast:
+      return "Broadcast";
+    case Collective::gather:
+      return "Gather";
+    case Collective::scatter:
+      return "Scatter";
+    case Collective::reduce:
+      return "Reduce";
+    case Collective::allReduce:
+      return "AllReduce";
+    case Collective::reduceScatter:
+      return "ReduceScatter";
+    case Collective::allToAll:
+      return "AllToAll";
   }
   return "?";
 }
@@ -220,18 +224,17 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
   const int me = comm.rank();
   const std::size_t typeBytes = typeSize(a.type);
   const std::size_t bytes = a.count * typeBytes;
-  std::uint64_t hash = mix(mix(mix(mix(mix(0, static_cast<std::uint64_t>(kind)), a.count),
-                                   static_cast<std::uint64_t>(a.type)),
+  std::uint64_t hash = mix(mix(mix(mix(mix(0, static_cast<std::uint64_t>(kind)), a.count), static_cast<std::uint64_t>(a.type)),
                                static_cast<std::uint64_t>(a.op)),
                            static_cast<std::uint64_t>(a.root));
-  const bool deltaPublish = delta != nullptr && n > 1 && (kind == Collective::broadcast || kind == Collective::allGather) &&
-                           delta->applies(bytes);
+  const bool deltaPublish =
+      delta != nullptr && n > 1 && (kind == Collective::broadcast || kind == Collective::allGather) && delta->applies(bytes);
   if (deltaPublish) hash = mix(hash, 0xde17a);  // ranks that disagree on delta publish fail, not hang
   op.begin(comm.nextOp(), hash);
   op.setReduction(a.type, a.op);
   if (deltaPublish) return runDelta(comm, op, *delta, kind, a, bytes, hash);
   // Gather and Reduce into a root buffer in the pool: pushed by all ranks where the buffers allow.
-  auto pushedForm = kind == Collective::gather && bytes >= kPushBlockBytes   ? gatherPushed
+  auto pushedForm = kind == Collective::gather && bytes >= kPushBlockBytes    ? gatherPushed
                     : kind == Collective::reduce && bytes >= kPushReduceBytes ? reducePushed
                                                                               : nullptr;
   if (pushedForm != nullptr && n > 1) {
@@ -245,8 +248,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
 
   switch (kind) {
     case Collective::allGather:
-      for (int w = 0; w < n; ++w)
-        op.piece(ring(w), bytes, everyoneBut(n, w), a.send, bytesAt(a.recv, w * bytes));
+      for (int w = 0; w < n; ++w) op.piece(ring(w), bytes, everyoneBut(n, w), a.send, bytesAt(a.recv, w * bytes));
       op.copy(bytesAt(a.recv, me * bytes), a.send, bytes);
       break;
     case Collective::broadcast:
@@ -256,8 +258,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
     case Collective::gather:
       op.cutFiner();
       for (int w = 0; w < n; ++w) {
-        if (w != a.root)
-          op.piece(ring(w), bytes, toRoot, a.send, me == a.root ? bytesAt(a.recv, w * bytes) : nullptr);
+        if (w != a.root) op.piece(ring(w), bytes, toRoot, a.send, me == a.root ? bytesAt(a.recv, w * bytes) : nullptr);
       }
       if (me == a.root) op.copy(bytesAt(a.recv, me * bytes), a.send, bytes);
       break;
@@ -325,8 +326,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
       for (int w = 0; w < n; ++w) {
         for (int p = 0; p < n; ++p) {
           if (p == w) continue;
-          Operation::PieceRef ref = op.piece(ring(w), blocks.bytes(p), 1ull << p,
-                                             bytesAt(a.send, blocks.offset(p)), nullptr);
+          Operation::PieceRef ref = op.piece(ring(w), blocks.bytes(p), 1ull << p, bytesAt(a.send, blocks.offset(p)), nullptr);
           if (p == me) inputs[w].piece = ref;
         }
       }
@@ -370,7 +370,8 @@ Status runPointToPoint(Comm& comm, Operation& op, const P2pCall* calls, std::siz
     op.piece(c, call.bytes, 1ull << c.reader, call.sendBuffer, call.recvBuffer);
   }
   if (selfMatched != selfSends.size())
-    return Status::error(cxlcclInvalidUsage, "a Send to this rank itself needs a matching Recv "
+    return Status::error(cxlcclInvalidUsage,
+                         "a Send to this rank itself needs a matching Recv "
                          "from itself in the same group");
   return op.run();
 }

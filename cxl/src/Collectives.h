@@ -23,8 +23,7 @@ const char* collectiveName(Collective kind);
 
 // Plans and runs one collective on `comm` with the operation object `op`; Broadcast and
 // AllGather through delta publish when `delta` is given and takes the call's size.
-Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs& args,
-                     DeltaState* delta = nullptr);
+Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs& args, DeltaState* delta = nullptr);
 
 struct P2pCall {
   bool send = true;

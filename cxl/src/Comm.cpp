@@ -2,8 +2,8 @@
 
 #include <poll.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,27 +17,20 @@ namespace cxlccl {
 namespace {
 
 std::uint64_t nowMillis(Clock::time_point t) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count());
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count());
 }
 
 // Which of n slots (or headers) sequence `seq` (from 1) takes; a mask where n is a power of two,
 // as it usually is: a division is dear on the path of every small call.
-int indexOf(std::uint64_t seq, std::uint64_t n) {
-  return static_cast<int>((n & (n - 1)) == 0 ? (seq - 1) & (n - 1) : (seq - 1) % n);
-}
+int indexOf(std::uint64_t seq, std::uint64_t n) { return static_cast<int>((n & (n - 1)) == 0 ? (seq - 1) & (n - 1) : (seq - 1) % n); }
 
 }  // namespace
 
-Status Comm::init(int nranks, int rank, const UniqueIdData& id, const Options& options,
-                  std::unique_ptr<Comm>* out) {
-  if (nranks < 1 || nranks > kMaxRanks)
-    return Status::error(cxlcclInvalidArgument, "nranks ", nranks, ": expected 1..", kMaxRanks);
-  if (rank < 0 || rank >= nranks)
-    return Status::error(cxlcclInvalidArgument, "rank ", rank, ": expected 0..", nranks - 1);
+Status Comm::init(int nranks, int rank, const UniqueIdData& id, const Options& options, std::unique_ptr<Comm>* out) {
+  if (nranks < 1 || nranks > kMaxRanks) return Status::error(cxlcclInvalidArgument, "nranks ", nranks, ": expected 1..", kMaxRanks);
+  if (rank < 0 || rank >= nranks) return Status::error(cxlcclInvalidArgument, "rank ", rank, ": expected 0..", nranks - 1);
   if (id.magic != kUniqueIdMagic)
-    return Status::error(cxlcclInvalidArgument,
-                         "the unique id was not made by cxlcclGetUniqueId (bad magic)");
+    return Status::error(cxlcclInvalidArgument, "the unique id was not made by cxlcclGetUniqueId (bad magic)");
   std::unique_ptr<Comm> comm(new Comm());
   comm->rank_ = rank;
   comm->nranks_ = nranks;
@@ -51,9 +44,8 @@ Status Comm::init(int nranks, int rank, const UniqueIdData& id, const Options& o
     if (comm->view_ != nullptr) comm->leave(RankState::aborted);
     return status;
   }
-  info("rank ", rank, "/", nranks, " attached to ", comm->pool_->path(), " region at ",
-       comm->region_.offset, " (", comm->layout_.bytes(), " bytes, coherence ",
-       coherenceName(comm->view_->mode()), ")");
+  info("rank ", rank, "/", nranks, " attached to ", comm->pool_->path(), " region at ", comm->region_.offset, " (", comm->layout_.bytes(),
+       " bytes, coherence ", coherenceName(comm->view_->mode()), ")");
   *out = std::move(comm);
   return Status::success();
 }
@@ -64,9 +56,8 @@ Status Comm::attach(const UniqueIdData& id) {
   CXLCCL_TRY(poolCreateBytes(&createBytes));
   CXLCCL_TRY(Pool::open(path, createBytes, &pool_));
   if (id.poolGeneration != 0 && id.poolGeneration != pool_->generation())
-    return Status::error(cxlcclInvalidUsage, "the unique id is for generation ", id.poolGeneration,
-                         " of pool ", path, ", which is now at generation ", pool_->generation(),
-                         " (reformatted since): get a new id");
+    return Status::error(cxlcclInvalidUsage, "the unique id is for generation ", id.poolGeneration, " of pool ", path,
+                         ", which is now at generation ", pool_->generation(), " (reformatted since): get a new id");
   RegionNonce nonce{id.nonceHigh, id.nonceLow};
   Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
   std::byte* base = nullptr;
@@ -75,9 +66,7 @@ Status Comm::attach(const UniqueIdData& id) {
     CXLCCL_TRY(pool_->allocate(nonce, layout_.bytes(), static_cast<std::uint32_t>(nranks_), &region_));
     base = pool_->base() + region_.offset;
     std::memset(base, 0, layout_.controlBytes());
-    auto put = [base](std::size_t offset, std::uint64_t value) {
-      std::memcpy(base + offset, &value, sizeof value);
-    };
+    auto put = [base](std::size_t offset, std::uint64_t value) { std::memcpy(base + offset, &value, sizeof value); };
     put(field::nonceHigh, nonce.high);
     put(field::nranks, static_cast<std::uint64_t>(nranks_));
     put(field::lineBytes, options_.layout.lineBytes);
@@ -98,29 +87,26 @@ Status Comm::attach(const UniqueIdData& id) {
         std::memcpy(header, base, sizeof header);
         if (header[0] == kCommMagic && header[1] == nonce.high && header[6] == nonce.low) {
           if (header[2] != static_cast<std::uint64_t>(nranks_))
-            return Status::error(cxlcclInvalidUsage, "rank 0 created the communicator for ",
-                                 header[2], " ranks, this rank was told ", nranks_);
+            return Status::error(cxlcclInvalidUsage, "rank 0 created the communicator for ", header[2], " ranks, this rank was told ",
+                                 nranks_);
           LayoutParams params = layoutParamsOf(reinterpret_cast<const std::byte*>(header));
           CXLCCL_TRY(checkLayoutParams(params, region_.bytes, cat("pool ", path, " region at ", region_.offset)));
-          if (params.lineBytes != options_.layout.lineBytes ||
-              params.chunkBytes != options_.layout.chunkBytes ||
+          if (params.lineBytes != options_.layout.lineBytes || params.chunkBytes != options_.layout.chunkBytes ||
               params.chunks != options_.layout.chunks)
-            info("rank ", rank_, " takes rank 0's layout: lines of ", params.lineBytes,
-                 " bytes, ", params.chunks, " chunks of ", params.chunkBytes, " bytes");
+            info("rank ", rank_, " takes rank 0's layout: lines of ", params.lineBytes, " bytes, ", params.chunks, " chunks of ",
+                 params.chunkBytes, " bytes");
           options_.layout = params;
           layout_ = Layout(params);
           break;
         }
       }
       if (Clock::now() > deadline)
-        return Status::error(cxlcclRemoteError, "rank 0 has not created the communicator in pool ",
-                             path, " within ", options_.timeoutMs,
+        return Status::error(cxlcclRemoteError, "rank 0 has not created the communicator in pool ", path, " within ", options_.timeoutMs,
                              " ms: is it running, with the same unique id and pool?");
       backoff.sleepLonger(std::chrono::microseconds(1000));
     }
   }
-  Coherence mode = options_.coherence.value_or(pool_->coherent() ? Coherence::hardware
-                                                                 : Coherence::flush);
+  Coherence mode = options_.coherence.value_or(pool_->coherent() ? Coherence::hardware : Coherence::flush);
   view_ = std::make_unique<RegionView>(base, layout_.bytes(), mode);
 
   int channels = nranks_ + nranks_ * nranks_;
@@ -156,11 +142,9 @@ Status Comm::waitForRanks() {
   Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
   Backoff backoff;
   for (int r = 0; r < nranks_; ++r) {
-    while (view_->load(layout_.rankLine(r) + field::state) !=
-           static_cast<std::uint64_t>(RankState::active)) {
+    while (view_->load(layout_.rankLine(r) + field::state) != static_cast<std::uint64_t>(RankState::active)) {
       if (Clock::now() > deadline)
-        return Status::error(cxlcclRemoteError, "rank ", r, " of ", nranks_,
-                             " did not join the communicator within ", options_.timeoutMs,
+        return Status::error(cxlcclRemoteError, "rank ", r, " of ", nranks_, " did not join the communicator within ", options_.timeoutMs,
                              " ms: is it running with the same unique id?");
       backoff.sleepLonger(std::chrono::microseconds(500));
     }
@@ -185,8 +169,7 @@ void Comm::countRanksHere() {
   }
   const int shared = std::max(1, CPU_COUNT(&all));
   oversubscribed_ = here > shared;
-  if (oversubscribed_)
-    info(here, " ranks on this host share ", shared, " CPUs: waiting yields at once");
+  if (oversubscribed_) info(here, " ranks on this host share ", shared, " CPUs: waiting yields at once");
   int threads = options_.copyThreads > 0 ? options_.copyThreads : std::clamp(std::min(available, shared / here), 1, 4);
   crew_ = std::make_unique<CopyCrew>(threads);
   if (threads > 1) info("rank ", rank_, ": ", threads, " threads share each large copy");
@@ -270,8 +253,7 @@ std::string Comm::hostOf(int peer) const {
 
 std::string Comm::describeRank(int peer) const {
   std::string host = hostOf(peer);
-  return cat("rank ", peer, " (pid ", view_->peek(layout_.rankLine(peer) + field::pid), " on ",
-             host.empty() ? "?" : host, ")");
+  return cat("rank ", peer, " (pid ", view_->peek(layout_.rankLine(peer) + field::pid), " on ", host.empty() ? "?" : host, ")");
 }
 
 Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
@@ -281,8 +263,7 @@ Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
   std::size_t line = layout_.rankLine(peer);
   view_->refresh(line, layout_.lineBytes());
   auto state = static_cast<RankState>(view_->peek(line + field::state));
-  if (state == RankState::aborted)
-    return Status::error(cxlcclRemoteError, describeRank(peer), " aborted the communicator");
+  if (state == RankState::aborted) return Status::error(cxlcclRemoteError, describeRank(peer), " aborted the communicator");
   *left = state == RankState::left;
   if (*left)
     return Status::error(cxlcclRemoteError, describeRank(peer),
@@ -290,7 +271,8 @@ Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
                          "the ranks did not call the same collectives");
   if (exited(peer)) {
     watch.dead = true;
-    return Status::error(cxlcclRemoteError, describeRank(peer), " exited while this rank waits on it (its pidfd "
+    return Status::error(cxlcclRemoteError, describeRank(peer),
+                         " exited while this rank waits on it (its pidfd "
                          "says so): it crashed or was killed");
   }
   std::uint64_t beat = view_->peek(line + field::heartbeat);
@@ -302,9 +284,8 @@ Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
   auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - watch.changedAt);
   if (silent.count() > options_.heartbeatTimeoutMs) {
     watch.dead = true;
-    return Status::error(cxlcclRemoteError, describeRank(peer), " has not beaten its heartbeat for ",
-                         silent.count(), " ms (limit ", options_.heartbeatTimeoutMs,
-                         " ms, CXLCCL_HEARTBEAT_MS): it died or hangs");
+    return Status::error(cxlcclRemoteError, describeRank(peer), " has not beaten its heartbeat for ", silent.count(), " ms (limit ",
+                         options_.heartbeatTimeoutMs, " ms, CXLCCL_HEARTBEAT_MS): it died or hangs");
   }
   return Status::success();
 }
@@ -318,34 +299,24 @@ bool Comm::deadOnThisHost(int peer) const {
   return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-int Comm::channelIndex(Channel c) const {
-  return c.reader < 0 ? c.writer : nranks_ + c.writer * nranks_ + c.reader;
-}
+int Comm::channelIndex(Channel c) const { return c.reader < 0 ? c.writer : nranks_ + c.writer * nranks_ + c.reader; }
 
-std::size_t Comm::doorbell(Channel c) const {
-  return c.reader < 0 ? layout_.doorbell(c.writer) : layout_.p2pDoorbell(c.writer, c.reader);
-}
+std::size_t Comm::doorbell(Channel c) const { return c.reader < 0 ? layout_.doorbell(c.writer) : layout_.p2pDoorbell(c.writer, c.reader); }
 std::size_t Comm::ack(Channel c, int reader) const {
   return c.reader < 0 ? layout_.ack(reader, c.writer) : layout_.p2pAck(c.writer, c.reader);
 }
 std::size_t Comm::slotHeader(Channel c, int s) const {
   return c.reader < 0 ? layout_.slotHeader(c.writer, s) : layout_.p2pSlotHeader(c.writer, c.reader, s);
 }
-std::size_t Comm::slot(Channel c, int s) const {
-  return c.reader < 0 ? layout_.slot(c.writer, s) : layout_.p2pSlot(c.writer, c.reader, s);
-}
+std::size_t Comm::slot(Channel c, int s) const { return c.reader < 0 ? layout_.slot(c.writer, s) : layout_.p2pSlot(c.writer, c.reader, s); }
 int Comm::slots(Channel c) const { return c.reader < 0 ? options_.layout.chunks : kP2pChunks; }
 int Comm::slotOf(Channel c, std::uint64_t seq) const { return indexOf(seq, static_cast<std::uint64_t>(slots(c))); }
 int Comm::headerOf(Channel c, std::uint64_t seq) const {
   return indexOf(seq, static_cast<std::uint64_t>(c.reader < 0 ? layout_.ringHeaders() : kP2pHeaders));
 }
-std::size_t Comm::slotBytes(Channel c) const {
-  return c.reader < 0 ? options_.layout.chunkBytes : layout_.p2pChunkBytes();
-}
+std::size_t Comm::slotBytes(Channel c) const { return c.reader < 0 ? options_.layout.chunkBytes : layout_.p2pChunkBytes(); }
 
-WriterRing& Comm::writerRing(Channel c) {
-  return writers_[static_cast<std::size_t>(c.reader < 0 ? 0 : 1 + c.reader)];
-}
+WriterRing& Comm::writerRing(Channel c) { return writers_[static_cast<std::size_t>(c.reader < 0 ? 0 : 1 + c.reader)]; }
 bool Comm::acked(Channel c, std::uint64_t seq, std::uint64_t readers, std::uint64_t* waitingOn) {
   WriterRing& ring = writerRing(c);
   for (int r = 0; readers != 0; ++r, readers >>= 1) {
@@ -362,9 +333,7 @@ bool Comm::acked(Channel c, std::uint64_t seq, std::uint64_t readers, std::uint6
 }
 
 std::uint64_t& Comm::planned(Channel c) { return planned_[static_cast<std::size_t>(channelIndex(c))]; }
-std::uint64_t& Comm::publishedSeen(Channel c) {
-  return publishedSeen_[static_cast<std::size_t>(channelIndex(c))];
-}
+std::uint64_t& Comm::publishedSeen(Channel c) { return publishedSeen_[static_cast<std::size_t>(channelIndex(c))]; }
 
 std::vector<std::byte>& Comm::scratch(std::size_t bytes) {
   if (scratch_.size() < bytes) scratch_.resize(bytes);

@@ -54,14 +54,13 @@ struct WriterRing {
   std::vector<std::uint64_t> slotReaders;  // per data slot: who must read it before it is reused
   std::vector<std::uint64_t> headerSeq;    // the same per slot header
   std::vector<std::uint64_t> headerReaders;
-  std::uint64_t lastTag = 0;               // the doorbell's tag, as last written
-  std::vector<std::uint64_t> ackSeen;      // per reader: the last acknowledgement seen
+  std::uint64_t lastTag = 0;           // the doorbell's tag, as last written
+  std::vector<std::uint64_t> ackSeen;  // per reader: the last acknowledgement seen
 };
 
 class Comm {
  public:
-  static Status init(int nranks, int rank, const UniqueIdData& id, const Options& options,
-                     std::unique_ptr<Comm>* out);
+  static Status init(int nranks, int rank, const UniqueIdData& id, const Options& options, std::unique_ptr<Comm>* out);
   ~Comm();
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
@@ -98,7 +97,7 @@ class Comm {
   std::size_t slotHeader(Channel c, int slot) const;
   std::size_t slot(Channel c, int slot) const;
   int slots(Channel c) const;
-  int slotOf(Channel c, std::uint64_t seq) const;  // the data slot of sequence seq (from 1)
+  int slotOf(Channel c, std::uint64_t seq) const;    // the data slot of sequence seq (from 1)
   int headerOf(Channel c, std::uint64_t seq) const;  // its slot header
   std::size_t slotBytes(Channel c) const;
 
@@ -107,7 +106,7 @@ class Comm {
   // Whether every rank in `readers` acknowledged `seq` on this rank's ring `c`; when not, the
   // first that did not is added to `waitingOn`.
   bool acked(Channel c, std::uint64_t seq, std::uint64_t readers, std::uint64_t* waitingOn);
-  std::uint64_t& planned(Channel c);       // the last sequence planned on the ring
+  std::uint64_t& planned(Channel c);        // the last sequence planned on the ring
   std::uint64_t& publishedSeen(Channel c);  // the last sequence seen published on the ring
   std::uint64_t nextOp() { return ++opIndex_; }
   // Point to point: the index of the next message on the ring (sender and receiver agree).

@@ -55,8 +55,10 @@ void CopyCrew::copy(void* dst, const void* src, std::size_t n, bool streaming) {
   if (sleeping_.load(std::memory_order_acquire) > 0) wake_.notify_all();
   copyPart(job, 0);
   for (int spins = 0; pending_.load(std::memory_order_acquire) > 0; ++spins) {
-    if (spins < 4096) _mm_pause();
-    else std::this_thread::yield();  // a helper may have lost its CPU
+    if (spins < 4096)
+      _mm_pause();
+    else
+      std::this_thread::yield();  // a helper may have lost its CPU
   }
 }
 
@@ -64,9 +66,7 @@ void CopyCrew::helperLoop(int index) {
   std::uint64_t seen = 0;
   for (;;) {
     auto spinUntil = std::chrono::steady_clock::now() + kSpinFor;
-    while (generation_.load(std::memory_order_acquire) == seen &&
-           std::chrono::steady_clock::now() < spinUntil)
-      _mm_pause();
+    while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < spinUntil) _mm_pause();
     if (generation_.load(std::memory_order_acquire) == seen) {
       std::unique_lock<std::mutex> lock(mutex_);
       sleeping_.fetch_add(1, std::memory_order_acq_rel);

@@ -26,8 +26,7 @@ std::string daemonSocketOf(const std::string& spec) {
   return "";
 }
 
-Status daemonRequest(const std::string& socket, const std::string& line, std::string* body,
-                     std::vector<int>* fds) {
+Status daemonRequest(const std::string& socket, const std::string& line, std::string* body, std::vector<int>* fds) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (socket.empty() || socket.size() >= sizeof addr.sun_path)
@@ -41,7 +40,8 @@ Status daemonRequest(const std::string& socket, const std::string& line, std::st
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     int err = errno;
     ::close(fd);
-    return Status::system(cat("reach mtmd at ", socket, " for its CXL pool (is mtmd running, with "
+    return Status::system(cat("reach mtmd at ", socket,
+                              " for its CXL pool (is mtmd running, with "
                               "daemon.cxl_pool set?)"),
                           err);
   }
@@ -76,16 +76,16 @@ Status daemonRequest(const std::string& socket, const std::string& line, std::st
   ::close(fd);
   if (reply.rfind("ok\n", 0) == 0) {
     *body = reply.substr(3);
-    if (fds != nullptr) *fds = std::move(received);
-    else closeAll(&received);
+    if (fds != nullptr)
+      *fds = std::move(received);
+    else
+      closeAll(&received);
     return Status::success();
   }
   closeAll(&received);
   while (!reply.empty() && reply.back() == '\n') reply.pop_back();
-  if (reply.rfind("error ", 0) == 0)
-    return Status::error(cxlcclSystemError, "mtmd at ", socket, ": ", reply.substr(6));
-  return Status::error(cxlcclSystemError, "mtmd at ", socket, " gave no answer to \"", line,
-                       "\" within ", kTimeoutSeconds, " s");
+  if (reply.rfind("error ", 0) == 0) return Status::error(cxlcclSystemError, "mtmd at ", socket, ": ", reply.substr(6));
+  return Status::error(cxlcclSystemError, "mtmd at ", socket, " gave no answer to \"", line, "\" within ", kTimeoutSeconds, " s");
 }
 
 }  // namespace cxlccl

@@ -17,7 +17,6 @@ inline constexpr const char* kDefaultDaemonSocket = "/run/mtm/mtmd.sock";
 std::string daemonSocketOf(const std::string& spec);
 
 // Sends `line`; the reply's body, and the descriptors that came with it (the caller owns them).
-Status daemonRequest(const std::string& socket, const std::string& line, std::string* body,
-                     std::vector<int>* fds = nullptr);
+Status daemonRequest(const std::string& socket, const std::string& line, std::string* body, std::vector<int>* fds = nullptr);
 
 }  // namespace cxlccl

@@ -59,8 +59,7 @@ std::uint64_t hashOfBlock(const std::byte* p, std::size_t bytes, std::size_t blo
   return hashBlock(p + at, std::min(kHashBlock, bytes - at));
 }
 // The hashes of the blocks that [from, to) of the buffer touches, again.
-void hashBlocks(const std::byte* p, std::size_t bytes, std::size_t from, std::size_t to,
-                std::vector<std::uint64_t>* hashes) {
+void hashBlocks(const std::byte* p, std::size_t bytes, std::size_t from, std::size_t to, std::vector<std::uint64_t>* hashes) {
   for (std::size_t b = from / kHashBlock; b < blockCount(to); ++b) (*hashes)[b] = hashOfBlock(p, bytes, b);
 }
 
@@ -91,10 +90,10 @@ struct DeltaState::Mirror {
   RegionInfo region;
   std::unique_ptr<RegionView> view;
   std::uint64_t id = 0;
-  std::uint64_t generation = 0;  // 0: its data is not what readers were last sent
-  int ringCallsLeft = 0;         // auto: calls still to send by ring before a probe
-  int ringCalls = 1;             // auto: how many the next finding of most lines changed sets
-  int probe = 0;                 // auto: 1: the next call hashes; 2: the next counts changed blocks
+  std::uint64_t generation = 0;       // 0: its data is not what readers were last sent
+  int ringCallsLeft = 0;              // auto: calls still to send by ring before a probe
+  int ringCalls = 1;                  // auto: how many the next finding of most lines changed sets
+  int probe = 0;                      // auto: 1: the next call hashes; 2: the next counts changed blocks
   std::vector<std::uint64_t> hashes;  // per kHashBlock of the data
   DeltaAnnouncement pending;          // this call's, between prepare() and finishPublish()
 };
@@ -216,8 +215,7 @@ Status DeltaState::prepare(int kind, const void* src, std::size_t bytes, bool on
     Status made = mirrorFor(kind, src, bytes, &m);
     if (!made.ok() && !loggedNoRoom_) {
       loggedNoRoom_ = true;
-      warn("delta publish: no mirror of ", bytes, " bytes in the pool (", made.message,
-           "): blocks go the usual way until one fits");
+      warn("delta publish: no mirror of ", bytes, " bytes in the pool (", made.message, "): blocks go the usual way until one fits");
     }
   }
   if (m == nullptr || m->ringCallsLeft > 0 || m->probe != 0) {
@@ -294,8 +292,10 @@ void DeltaState::finishPublish() {
   // A whole copy leaves the share unknown: the next call compares.
   const double share = compared ? static_cast<double>(changedThisCall_) / static_cast<double>(lineCount(m.bytes)) : 0;
   if (mode_ == DeltaMode::automatic && compared) {
-    if (share > kCrossover) backOff(m);
-    else m.ringCalls = 1;
+    if (share > kCrossover)
+      backOff(m);
+    else
+      m.ringCalls = 1;
   }
   m.generation = m.pending.generation;
   writing_ = nullptr;
@@ -337,17 +337,17 @@ Status DeltaState::viewOf(int writer, const DeltaAnnouncement& a, RegionView** o
     }
   }
   if (a.ref == 0 || a.ref - 1 > comm_.pool().bytes() || a.regionBytes > comm_.pool().bytes() - (a.ref - 1))
-    return Status::error(cxlcclInternalError, comm_.describeRank(writer), " announced a mirror at offset ", a.ref - 1,
-                         " (", a.regionBytes, " bytes) that ends beyond the pool's ", comm_.pool().bytes(), " bytes");
-  seen_.push_front(Seen{writer, a.mirror,
-                        std::make_unique<RegionView>(comm_.pool().base() + (a.ref - 1), a.regionBytes, comm_.view().mode())});
+    return Status::error(cxlcclInternalError, comm_.describeRank(writer), " announced a mirror at offset ", a.ref - 1, " (", a.regionBytes,
+                         " bytes) that ends beyond the pool's ", comm_.pool().bytes(), " bytes");
+  seen_.push_front(
+      Seen{writer, a.mirror, std::make_unique<RegionView>(comm_.pool().base() + (a.ref - 1), a.regionBytes, comm_.view().mode())});
   if (seen_.size() > kMaxMirrors * static_cast<std::size_t>(comm_.nranks())) seen_.pop_back();
   *out = seen_.front().view.get();
   return Status::success();
 }
 
-Status DeltaState::beginApply(int writer, const DeltaAnnouncement& a, void* dst, std::size_t bytes, bool intact,
-                              bool onGpu, Receiving* out) {
+Status DeltaState::beginApply(int writer, const DeltaAnnouncement& a, void* dst, std::size_t bytes, bool intact, bool onGpu,
+                              Receiving* out) {
   ++counters_.calls;
   *out = Receiving{};
   out->send = static_cast<DeltaSend>(a.mode);
@@ -358,8 +358,8 @@ Status DeltaState::beginApply(int writer, const DeltaAnnouncement& a, void* dst,
   if (out->send != DeltaSend::full && out->send != DeltaSend::lines)
     return Status::error(cxlcclInternalError, comm_.describeRank(writer), " announced delta mode ", a.mode);
   if (a.regionBytes < bitsOffset(bytes) + bitsBytes(bytes))
-    return Status::error(cxlcclInvalidUsage, comm_.describeRank(writer), " announced a mirror of ", a.regionBytes,
-                         " bytes for a block of ", bytes, ": the ranks called with different sizes");
+    return Status::error(cxlcclInvalidUsage, comm_.describeRank(writer), " announced a mirror of ", a.regionBytes, " bytes for a block of ",
+                         bytes, ": the ranks called with different sizes");
   CXLCCL_TRY(viewOf(writer, a, &out->view));
   out->onGpu = onGpu;
   out->held = onGpu ? nullptr : heldFor(writer, dst, bytes, true);
@@ -368,8 +368,7 @@ Status DeltaState::beginApply(int writer, const DeltaAnnouncement& a, void* dst,
   out->mirror = a.mirror;
   out->generation = a.generation;
   Held* h = out->held;
-  out->lines = out->send == DeltaSend::lines && intact && h != nullptr && h->mirror == a.mirror &&
-               h->generation == a.previous;
+  out->lines = out->send == DeltaSend::lines && intact && h != nullptr && h->mirror == a.mirror && h->generation == a.previous;
   if (h != nullptr) {
     h->generation = 0;  // until this call's data is all there
     h->hashes.resize(blockCount(bytes));
@@ -391,8 +390,10 @@ Status DeltaState::applyPart(Receiving& r, Operation& op, std::size_t from, std:
   const std::size_t bytes = r.bytes;
   if (!r.lines) {
     view.refresh(from, to - from);
-    if (r.onGpu) CXLCCL_TRY(op.copyNow(out + from, data + from, to - from));
-    else copyAndHash(out, data, from, to, bytes, &r.held->hashes);
+    if (r.onGpu)
+      CXLCCL_TRY(op.copyNow(out + from, data + from, to - from));
+    else
+      copyAndHash(out, data, from, to, bytes, &r.held->hashes);
     comm_.traffic().read += to - from;
     return Status::success();
   }

@@ -75,8 +75,7 @@ class DeltaState {
   // time, as lines where `intact` and the generations allow, else whole (`op` copies through
   // the GPU for device buffers).
   struct Receiving;
-  Status beginApply(int writer, const DeltaAnnouncement& a, void* dst, std::size_t bytes, bool intact,
-                    bool onGpu, Receiving* out);
+  Status beginApply(int writer, const DeltaAnnouncement& a, void* dst, std::size_t bytes, bool intact, bool onGpu, Receiving* out);
   Status applyPart(Receiving& r, Operation& op, std::size_t from, std::size_t to);
   void finishApply(Receiving& r);
 

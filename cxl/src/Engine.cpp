@@ -10,16 +10,14 @@
 namespace cxlccl {
 namespace {
 
-constexpr std::size_t kCopyStep = 256 << 10;  // local copies advance this much per idle round
+constexpr std::size_t kCopyStep = 256 << 10;       // local copies advance this much per idle round
 constexpr std::size_t kCopyAtOnceBytes = 4 << 10;  // smaller ones are made when planned
 
 std::uint64_t tagOf(std::uint64_t op, std::uint64_t hash) { return op << 32 | (hash & 0xffffffffu); }
 
 }  // namespace
 
-Operation::Operation(Comm& comm) : comm_(comm) {
-  cursors_.resize(static_cast<std::size_t>(comm.channelCount()));
-}
+Operation::Operation(Comm& comm) : comm_(comm) { cursors_.resize(static_cast<std::size_t>(comm.channelCount())); }
 
 void Operation::begin(std::uint64_t op, std::uint64_t hash) {
   op_ = op;
@@ -74,8 +72,7 @@ void Operation::expect(Channel c, std::uint64_t first, std::uint64_t chunks) {
   cursor.ranges.push_back({first, first + chunks - 1});
 }
 
-Operation::PieceRef Operation::piece(Channel c, std::size_t bytes, std::uint64_t readers,
-                                     const void* src, void* dst) {
+Operation::PieceRef Operation::piece(Channel c, std::size_t bytes, std::uint64_t readers, const void* src, void* dst) {
   std::uint64_t chunks = chunksOf(c, bytes);
   PieceRef ref{c, comm_.planned(c) + 1, op_, hash_};
   comm_.planned(c) += chunks;
@@ -83,30 +80,26 @@ Operation::PieceRef Operation::piece(Channel c, std::size_t bytes, std::uint64_t
   if (c.writer == comm_.rank()) {
     // (Chunks that fit a slot header go inline: never where they lie.)
     std::uint64_t where = bytes > comm_.layout().inlineBytes() ? poolRef(src, bytes) : 0;
-    publishes_.push_back({op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers,
-                          ref.firstSeq, chunks, 0, -1, where});
+    publishes_.push_back({op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers, ref.firstSeq, chunks, 0, -1, where});
     if (publishes_.back().ref != 0 && !loggedInPlace_) {
       loggedInPlace_ = true;
       info("rank ", comm_.rank(), ": send buffers in the pool are read where they lie");
     }
   } else if ((readers >> comm_.rank() & 1) != 0) {
     expect(c, ref.firstSeq, chunks);
-    if (dst != nullptr)
-      fetches_.push_back({op_, hash_, c, static_cast<std::byte*>(dst), bytes, ref.firstSeq, chunks, 0});
+    if (dst != nullptr) fetches_.push_back({op_, hash_, c, static_cast<std::byte*>(dst), bytes, ref.firstSeq, chunks, 0});
   }
   return ref;
 }
 
-void Operation::publishCombined(Channel c, std::size_t bytes, std::uint64_t readers,
-                                const void* src, int combineIndex) {
+void Operation::publishCombined(Channel c, std::size_t bytes, std::uint64_t readers, const void* src, int combineIndex) {
   piece(c, bytes, readers, src, nullptr);
   if (c.writer == comm_.rank() && bytes > 0) publishes_.back().readyCombine = combineIndex;
 }
 
 int Operation::combine(void* dst, std::size_t bytes, const Input* inputs, std::size_t count) {
   Channel any{comm_.rank(), -1};
-  combines_.push_back({static_cast<std::byte*>(dst), bytes, inputs_.size(), count,
-                       chunksOf(any, bytes), 0, 0});
+  combines_.push_back({static_cast<std::byte*>(dst), bytes, inputs_.size(), count, chunksOf(any, bytes), 0, 0});
   inputs_.insert(inputs_.end(), inputs, inputs + count);
   return static_cast<int>(combines_.size()) - 1;
 }
@@ -148,8 +141,7 @@ Status Operation::pushToPool(std::uint64_t ref, std::size_t offset, const void* 
   return Status::success();
 }
 
-Status Operation::reduceInPool(std::uint64_t dstRef, const std::vector<std::uint64_t>& srcRefs, std::size_t offset,
-                               std::size_t bytes) {
+Status Operation::reduceInPool(std::uint64_t dstRef, const std::vector<std::uint64_t>& srcRefs, std::size_t offset, std::size_t bytes) {
   std::byte* dst = nullptr;
   CXLCCL_TRY(inPool(dstRef, offset, bytes, &dst));
   std::vector<const std::byte*> in(srcRefs.size());
@@ -211,15 +203,13 @@ bool Operation::moveBulk(void* dst, const void* src, std::size_t bytes, bool str
 }
 
 Operation::Step Operation::mismatch(const PieceRef& piece, const char* what) {
-  status_ = Status::error(cxlcclInvalidUsage, comm_.describeRank(piece.channel.writer), " ", what,
-                          " than this rank (rank ", comm_.rank(), "): the ranks called ",
-                          piece.channel.reader < 0 ? "collective" : "send/recv", " number ",
-                          piece.op, " with different arguments (count, type, op or root)");
+  status_ = Status::error(cxlcclInvalidUsage, comm_.describeRank(piece.channel.writer), " ", what, " than this rank (rank ", comm_.rank(),
+                          "): the ranks called ", piece.channel.reader < 0 ? "collective" : "send/recv", " number ", piece.op,
+                          " with different arguments (count, type, op or root)");
   return Step::failed;
 }
 
-Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::size_t bytes,
-                                 const std::byte** data) {
+Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::size_t bytes, const std::byte** data) {
   Channel c = piece.channel;
   std::uint64_t seq = piece.firstSeq + k;
   Cursor& cursor = cursors_[static_cast<std::size_t>(comm_.channelIndex(c))];
@@ -237,8 +227,7 @@ Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::si
       // (looked at every 64th wait: the writer writes that line every call).
       if ((++blockedPolls_ & 63) == 0) {
         std::uint64_t published = view.load(comm_.doorbell(c) + field::tag);
-        if (published >> 32 == tag >> 32 && published != tag)
-          return mismatch(piece, "published a different call");
+        if (published >> 32 == tag >> 32 && published != tag) return mismatch(piece, "published a different call");
       }
       waitMask_ |= 1ull << c.writer;
       return Step::blocked;
@@ -247,8 +236,7 @@ Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::si
   }
   const bool inlined = bytes <= comm_.layout().inlineBytes();
   view.refresh(header, field::payload + (inlined ? bytes : 0));
-  if (view.peek(header + field::seq) != seq || view.peek(header + field::tag) != tag ||
-      view.peek(header + field::bytes) != bytes)
+  if (view.peek(header + field::seq) != seq || view.peek(header + field::tag) != tag || view.peek(header + field::bytes) != bytes)
     return mismatch(piece, "published a different piece");
   if (inlined) {
     *data = view.at(header + field::payload);
@@ -280,9 +268,7 @@ void Operation::consumed(Channel c, std::uint64_t seq) {
 Operation::Step Operation::stepPublish(Publish& t) {
   std::size_t offset = chunkOffset(t.c, t.bytes, t.done);
   std::size_t bytes = chunkBytes(t.c, t.bytes, t.done);
-  if (t.readyCombine >= 0 &&
-      combines_[static_cast<std::size_t>(t.readyCombine)].doneBytes < offset + bytes)
-    return Step::blocked;
+  if (t.readyCombine >= 0 && combines_[static_cast<std::size_t>(t.readyCombine)].doneBytes < offset + bytes) return Step::blocked;
   std::uint64_t seq = t.firstSeq + t.done;
   WriterRing& ring = comm_.writerRing(t.c);
   if (seq != ring.published + 1) return Step::blocked;  // a ring is written strictly in order

@@ -42,8 +42,7 @@ class Operation {
   PieceRef piece(Channel c, std::size_t bytes, std::uint64_t readers, const void* src, void* dst);
   // Like piece() for this rank as writer, publishing each chunk only once combine number
   // `combineIndex` has produced it.
-  void publishCombined(Channel c, std::size_t bytes, std::uint64_t readers, const void* src,
-                       int combineIndex);
+  void publishCombined(Channel c, std::size_t bytes, std::uint64_t readers, const void* src, int combineIndex);
   // dst = inputs[0] op inputs[1] op ... in rank order; an input is a local buffer or a piece.
   struct Input {
     const std::byte* local = nullptr;
@@ -84,8 +83,7 @@ class Operation {
   // that order with the call's operator (setReduction), `bytes` of them, into another rank's pool
   // buffer at dstRef - 1 + offset; without coherence the inputs are invalidated first and the
   // result written back. Safe where the destination is one of the inputs (in place).
-  Status reduceInPool(std::uint64_t dstRef, const std::vector<std::uint64_t>& srcRefs, std::size_t offset,
-                      std::size_t bytes);
+  Status reduceInPool(std::uint64_t dstRef, const std::vector<std::uint64_t>& srcRefs, std::size_t offset, std::size_t bytes);
   // This rank's own pool buffer [p, p + bytes), which other ranks are about to read or write
   // (before) or have written (after): without coherence, its lines are written back first, so
   // that they read it and no dirty line of this rank lands on their data later, and dropped

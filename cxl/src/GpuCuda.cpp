@@ -15,8 +15,7 @@ namespace {
 constexpr std::size_t kRegisterPiece = 1ull << 30;
 
 Status cudaFailed(const char* what, cudaError_t error) {
-  return Status::error(cxlcclUnhandledCudaError, what, ": ", cudaGetErrorName(error), " (",
-                       cudaGetErrorString(error), ")");
+  return Status::error(cxlcclUnhandledCudaError, what, ": ", cudaGetErrorName(error), " (", cudaGetErrorString(error), ")");
 }
 
 }  // namespace
@@ -28,9 +27,10 @@ Status GpuContext::create(std::unique_ptr<GpuContext>* out) {
   cudaError_t error = cudaGetDeviceCount(&devices);
   if (error != cudaSuccess || devices == 0) {
     (void)cudaGetLastError();  // the runtime keeps a sticky copy; this call's report is enough
-    return Status::error(cxlcclUnhandledCudaError, "a CUDA stream was given, but no GPU is usable "
-                         "here (cudaGetDeviceCount: ", error == cudaSuccess ? "0 devices"
-                         : cudaGetErrorString(error), "); host buffers take stream NULL");
+    return Status::error(cxlcclUnhandledCudaError,
+                         "a CUDA stream was given, but no GPU is usable "
+                         "here (cudaGetDeviceCount: ",
+                         error == cudaSuccess ? "0 devices" : cudaGetErrorString(error), "); host buffers take stream NULL");
   }
   out->reset(new GpuContext());
   return Status::success();
@@ -62,8 +62,8 @@ void GpuContext::registerHost(std::byte* base, std::size_t bytes) {
     cudaError_t error = cudaHostRegister(base + at, n, cudaHostRegisterPortable);
     if (error != cudaSuccess) {
       (void)cudaGetLastError();
-      warn("cudaHostRegister of the pool region (", n, " bytes at +", at, ") failed: ",
-           cudaGetErrorString(error), "; device copies go through CUDA's pageable path (slower)");
+      warn("cudaHostRegister of the pool region (", n, " bytes at +", at, ") failed: ", cudaGetErrorString(error),
+           "; device copies go through CUDA's pageable path (slower)");
       for (std::byte* piece : registered_) cudaHostUnregister(piece);
       registered_.clear();
       return;

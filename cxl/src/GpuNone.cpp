@@ -6,7 +6,8 @@ namespace cxlccl {
 namespace {
 
 Status withoutCuda() {
-  return Status::error(cxlcclUnhandledCudaError, "a CUDA stream was given, but this libcxlccl was "
+  return Status::error(cxlcclUnhandledCudaError,
+                       "a CUDA stream was given, but this libcxlccl was "
                        "built without CUDA (rebuild with the CUDA toolkit at /usr/local/cuda; host "
                        "buffers take stream NULL)");
 }

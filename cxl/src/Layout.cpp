@@ -5,9 +5,7 @@
 
 namespace cxlccl {
 
-static std::size_t alignUp(std::size_t value, std::size_t align) {
-  return (value + align - 1) / align * align;
-}
+static std::size_t alignUp(std::size_t value, std::size_t align) { return (value + align - 1) / align * align; }
 
 LayoutParams layoutParamsOf(const std::byte* header) {
   auto word = [header](std::size_t offset) {
@@ -21,8 +19,8 @@ LayoutParams layoutParamsOf(const std::byte* header) {
 
 Status checkLayoutParams(const LayoutParams& p, std::uint64_t regionBytes, const std::string& where) {
   auto bad = [&](const char* field, std::uint64_t value, const char* expected) {
-    return Status::error(cxlcclInvalidUsage, where, ": communicator header field ", field, " = ", value,
-                         " (expected ", expected, "): the region is corrupt or not a communicator");
+    return Status::error(cxlcclInvalidUsage, where, ": communicator header field ", field, " = ", value, " (expected ", expected,
+                         "): the region is corrupt or not a communicator");
   };
   if (p.nranks < 1 || p.nranks > kMaxRanks) return bad("nranks", static_cast<std::uint64_t>(p.nranks), "1..64");
   if (p.lineBytes < 64 || p.lineBytes > 4096 || (p.lineBytes & (p.lineBytes - 1)) != 0)
@@ -32,15 +30,14 @@ Status checkLayoutParams(const LayoutParams& p, std::uint64_t regionBytes, const
   if (p.chunks < 2 || p.chunks > 1024) return bad("chunks", static_cast<std::uint64_t>(p.chunks), "2..1024");
   const Layout layout(p);
   if (layout.bytes() > regionBytes)
-    return Status::error(cxlcclInvalidUsage, where, ": its communicator's layout needs ", layout.bytes(),
-                         " bytes, the region has ", regionBytes, ": the region is corrupt");
+    return Status::error(cxlcclInvalidUsage, where, ": its communicator's layout needs ", layout.bytes(), " bytes, the region has ",
+                         regionBytes, ": the region is corrupt");
   return Status::success();
 }
 
 Layout::Layout(const LayoutParams& params) : params_(params) {
   std::size_t n = static_cast<std::size_t>(params.nranks);
-  std::size_t lines = 1 + 2 * n + 3 * n * n + n * static_cast<std::size_t>(ringHeaders()) +
-                      n * n * kP2pHeaders;
+  std::size_t lines = 1 + 2 * n + 3 * n * n + n * static_cast<std::size_t>(ringHeaders()) + n * n * kP2pHeaders;
   dataOffset_ = alignUp(lines * params.lineBytes, 4096);
   p2pOffset_ = dataOffset_ + n * static_cast<std::size_t>(params.chunks) * params.chunkBytes;
   // A pair's ring: half the bytes of the writer's ring shared among its peers, in whole pages,

@@ -35,8 +35,7 @@ inline constexpr int kMinRingHeaders = 64;
 // Field offsets inside lines.
 namespace field {
 // header
-inline constexpr std::size_t magic = 0, nonceHigh = 8, nranks = 16, lineBytes = 24,
-                             chunkBytes = 32, chunks = 40, nonceLow = 48;
+inline constexpr std::size_t magic = 0, nonceHigh = 8, nranks = 16, lineBytes = 24, chunkBytes = 32, chunks = 40, nonceLow = 48;
 // rank line
 inline constexpr std::size_t state = 0, heartbeat = 8, pid = 16, host = 24, kHostBytes = 40;
 // slot header (and the doorbell's tag); the tag is (op << 32 | the low 32 bits of the argument
@@ -81,20 +80,16 @@ class Layout {
   std::size_t ack(int reader, int writer) const { return line(1 + 2 * n() + reader * n() + writer); }
   std::size_t p2pDoorbell(int w, int r) const { return line(1 + 2 * n() + n() * n() + w * n() + r); }
   std::size_t p2pAck(int w, int r) const { return line(1 + 2 * n() + 2 * n() * n() + w * n() + r); }
-  std::size_t slotHeader(int w, int header) const {
-    return line(1 + 2 * n() + 3 * n() * n() + w * ringHeaders() + header);
-  }
+  std::size_t slotHeader(int w, int header) const { return line(1 + 2 * n() + 3 * n() * n() + w * ringHeaders() + header); }
   std::size_t p2pSlotHeader(int w, int r, int header) const {
-    return line(1 + 2 * n() + 3 * n() * n() + n() * ringHeaders() + (w * n() + r) * kP2pHeaders +
-                header);
+    return line(1 + 2 * n() + 3 * n() * n() + n() * ringHeaders() + (w * n() + r) * kP2pHeaders + header);
   }
   std::size_t slot(int w, int slot) const {
     return dataOffset_ + (static_cast<std::size_t>(w) * params_.chunks + slot) * params_.chunkBytes;
   }
   std::size_t p2pChunkBytes() const { return p2pChunkBytes_; }
   std::size_t p2pSlot(int w, int r, int slot) const {
-    return p2pOffset_ +
-           ((static_cast<std::size_t>(w) * n() + r) * kP2pChunks + slot) * p2pChunkBytes();
+    return p2pOffset_ + ((static_cast<std::size_t>(w) * n() + r) * kP2pChunks + slot) * p2pChunkBytes();
   }
 
  private:

@@ -28,20 +28,17 @@ bool parseInt(const char* text, long long* out) {
 
 // An int setting: the config's value unless undefined, else the variable, else the default;
 // then its range.
-Status intSetting(int configValue, const char* variable, int fallback, int low, int high,
-                  const char* field, int* out) {
+Status intSetting(int configValue, const char* variable, int fallback, int low, int high, const char* field, int* out) {
   long long value = fallback;
   std::string origin = "default";
   if (configValue != CXLCCL_CONFIG_UNDEF_INT) {
     value = configValue;
     origin = cat("config.", field);
   } else if (const char* text = env(variable)) {
-    if (!parseInt(text, &value))
-      return Status::error(cxlcclInvalidArgument, variable, "=", text, ": expected an integer");
+    if (!parseInt(text, &value)) return Status::error(cxlcclInvalidArgument, variable, "=", text, ": expected an integer");
     origin = variable;
   }
-  if (value < low || value > high)
-    return Status::error(cxlcclInvalidArgument, origin, " = ", value, ": expected ", low, "..", high);
+  if (value < low || value > high) return Status::error(cxlcclInvalidArgument, origin, " = ", value, ": expected ", low, "..", high);
   *out = static_cast<int>(value);
   return Status::success();
 }
@@ -64,29 +61,35 @@ Status choiceSetting(int configValue, const char* variable, const char* field, c
     value = static_cast<int>(found - names.begin());
   }
   if (value < 0 || value >= count)
-    return Status::error(cxlcclInvalidArgument, "config.", field, " = ", value, ": expected a ", typeName, " (0..",
-                         count - 1, ")");
+    return Status::error(cxlcclInvalidArgument, "config.", field, " = ", value, ": expected a ", typeName, " (0..", count - 1, ")");
   *out = value;
   return Status::success();
 }
 
 Status coherenceSetting(int configValue, std::optional<Coherence>* out) {
   int value = 0;
-  CXLCCL_TRY(choiceSetting(configValue, "CXLCCL_COHERENCE", "coherence", "cxlcclCoherence_t",
-                           {"pool", "hardware", "flush", "simulate"}, cxlcclCoherencePool, &value));
+  CXLCCL_TRY(choiceSetting(configValue, "CXLCCL_COHERENCE", "coherence", "cxlcclCoherence_t", {"pool", "hardware", "flush", "simulate"},
+                           cxlcclCoherencePool, &value));
   switch (value) {
-    case cxlcclCoherencePool: out->reset(); break;
-    case cxlcclCoherenceHardware: *out = Coherence::hardware; break;
-    case cxlcclCoherenceFlush: *out = Coherence::flush; break;
-    default: *out = Coherence::simulate; break;
+    case cxlcclCoherencePool:
+      out->reset();
+      break;
+    case cxlcclCoherenceHardware:
+      *out = Coherence::hardware;
+      break;
+    case cxlcclCoherenceFlush:
+      *out = Coherence::flush;
+      break;
+    default:
+      *out = Coherence::simulate;
+      break;
   }
   return Status::success();
 }
 
 Status deltaSetting(int configValue, DeltaMode* out) {
   int value = 0;
-  CXLCCL_TRY(choiceSetting(configValue, "CXLCCL_DELTA", "delta", "cxlcclDelta_t", {"off", "on", "auto"},
-                           cxlcclDeltaOff, &value));
+  CXLCCL_TRY(choiceSetting(configValue, "CXLCCL_DELTA", "delta", "cxlcclDelta_t", {"off", "on", "auto"}, cxlcclDeltaOff, &value));
   *out = value == cxlcclDeltaOff ? DeltaMode::off : value == cxlcclDeltaOn ? DeltaMode::on : DeltaMode::automatic;
   return Status::success();
 }
@@ -100,11 +103,16 @@ bool parseSize(const std::string& text, std::uint64_t* bytes) {
   if (errno != 0 || end == text.c_str() || text[0] == '-') return false;
   std::string unit(end);
   std::uint64_t scale = 1;
-  if (unit.empty() || unit == "B") scale = 1;
-  else if (strcasecmp(unit.c_str(), "K") == 0 || unit == "KiB") scale = 1ull << 10;
-  else if (strcasecmp(unit.c_str(), "M") == 0 || unit == "MiB") scale = 1ull << 20;
-  else if (strcasecmp(unit.c_str(), "G") == 0 || unit == "GiB") scale = 1ull << 30;
-  else return false;
+  if (unit.empty() || unit == "B")
+    scale = 1;
+  else if (strcasecmp(unit.c_str(), "K") == 0 || unit == "KiB")
+    scale = 1ull << 10;
+  else if (strcasecmp(unit.c_str(), "M") == 0 || unit == "MiB")
+    scale = 1ull << 20;
+  else if (strcasecmp(unit.c_str(), "G") == 0 || unit == "GiB")
+    scale = 1ull << 30;
+  else
+    return false;
   if (value > UINT64_MAX / scale) return false;
   *bytes = value * scale;
   return true;
@@ -115,23 +123,19 @@ Status resolveOptions(const cxlcclConfig_t* config, Options* out) {
   cxlcclConfig_t c = defaults;
   if (config != nullptr) {
     if (config->magic != CXLCCL_CONFIG_MAGIC || config->size < offsetof(cxlcclConfig_t, coherence))
-      return Status::error(cxlcclInvalidArgument,
-                           "config: not initialised with CXLCCL_CONFIG_INITIALIZER (magic ",
-                           config->magic, ", size ", config->size, ")");
+      return Status::error(cxlcclInvalidArgument, "config: not initialised with CXLCCL_CONFIG_INITIALIZER (magic ", config->magic,
+                           ", size ", config->size, ")");
     // Fields past the caller's size keep their defaults: an older caller's struct is shorter.
     std::memcpy(&c, config, std::min(config->size, sizeof c));
   }
   Options o;
   CXLCCL_TRY(coherenceSetting(c.coherence, &o.coherence));
-  CXLCCL_TRY(intSetting(c.timeoutMs, "CXLCCL_TIMEOUT_MS", 30000, 1, 24 * 3600 * 1000, "timeoutMs",
-                        &o.timeoutMs));
-  CXLCCL_TRY(intSetting(c.heartbeatTimeoutMs, "CXLCCL_HEARTBEAT_MS", 2000, 20, 3600 * 1000,
-                        "heartbeatTimeoutMs", &o.heartbeatTimeoutMs));
+  CXLCCL_TRY(intSetting(c.timeoutMs, "CXLCCL_TIMEOUT_MS", 30000, 1, 24 * 3600 * 1000, "timeoutMs", &o.timeoutMs));
+  CXLCCL_TRY(intSetting(c.heartbeatTimeoutMs, "CXLCCL_HEARTBEAT_MS", 2000, 20, 3600 * 1000, "heartbeatTimeoutMs", &o.heartbeatTimeoutMs));
   int lineBytes = 0;
   CXLCCL_TRY(intSetting(c.lineBytes, "CXLCCL_LINE_BYTES", 128, 64, 4096, "lineBytes", &lineBytes));
   if ((lineBytes & (lineBytes - 1)) != 0)
-    return Status::error(cxlcclInvalidArgument, "lineBytes = ", lineBytes,
-                         ": expected a power of two in 64..4096");
+    return Status::error(cxlcclInvalidArgument, "lineBytes = ", lineBytes, ": expected a power of two in 64..4096");
   o.layout.lineBytes = static_cast<std::size_t>(lineBytes);
   CXLCCL_TRY(intSetting(c.chunks, "CXLCCL_CHUNKS", 8, 2, 1024, "chunks", &o.layout.chunks));
   std::uint64_t chunkBytes = 256 << 10;
@@ -139,12 +143,10 @@ Status resolveOptions(const cxlcclConfig_t* config, Options* out) {
     chunkBytes = c.chunkBytes;
   } else if (const char* text = env("CXLCCL_CHUNK_BYTES")) {
     if (!parseSize(text, &chunkBytes))
-      return Status::error(cxlcclInvalidArgument, "CXLCCL_CHUNK_BYTES=", text,
-                           ": expected a size such as 256K");
+      return Status::error(cxlcclInvalidArgument, "CXLCCL_CHUNK_BYTES=", text, ": expected a size such as 256K");
   }
   if (chunkBytes < 16384 || chunkBytes > (256u << 20) || chunkBytes % 4096 != 0)
-    return Status::error(cxlcclInvalidArgument, "chunkBytes = ", chunkBytes,
-                         ": expected a multiple of 4 KiB in 16 KiB..256 MiB");
+    return Status::error(cxlcclInvalidArgument, "chunkBytes = ", chunkBytes, ": expected a multiple of 4 KiB in 16 KiB..256 MiB");
   o.layout.chunkBytes = chunkBytes;
   CXLCCL_TRY(intSetting(c.copyThreads, "CXLCCL_COPY_THREADS", 0, 0, 16, "copyThreads", &o.copyThreads));
   CXLCCL_TRY(deltaSetting(c.delta, &o.delta));
@@ -161,8 +163,7 @@ Status poolCreateBytes(std::uint64_t* bytes) {
   *bytes = 1ull << 30;
   const char* text = env("CXLCCL_POOL_SIZE");
   if (text != nullptr && !parseSize(text, bytes))
-    return Status::error(cxlcclInvalidArgument, "CXLCCL_POOL_SIZE=", text,
-                         ": expected a size such as 1G");
+    return Status::error(cxlcclInvalidArgument, "CXLCCL_POOL_SIZE=", text, ": expected a size such as 1G");
   return Status::success();
 }
 
@@ -171,22 +172,17 @@ Status ranksFromEnv(EnvRanks* out) {
     const char* rank;
     const char* size;
   };
-  static const Source kSources[] = {{"CXLCCL_RANK", "CXLCCL_NRANKS"},
-                                    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                                    {"PMI_RANK", "PMI_SIZE"},
-                                    {"PMIX_RANK", "PMIX_SIZE"},
-                                    {"SLURM_PROCID", "SLURM_NTASKS"},
-                                    {"RANK", "WORLD_SIZE"}};
+  static const Source kSources[] = {{"CXLCCL_RANK", "CXLCCL_NRANKS"}, {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                    {"PMI_RANK", "PMI_SIZE"},         {"PMIX_RANK", "PMIX_SIZE"},
+                                    {"SLURM_PROCID", "SLURM_NTASKS"}, {"RANK", "WORLD_SIZE"}};
   EnvRanks r;
   for (const Source& s : kSources) {
     const char* rank = env(s.rank);
     const char* size = env(s.size);
     if (rank == nullptr || size == nullptr) continue;
     long long rv = 0, sv = 0;
-    if (!parseInt(rank, &rv) || !parseInt(size, &sv) || sv < 1 || sv > kMaxRanks || rv < 0 ||
-        rv >= sv)
-      return Status::error(cxlcclInvalidArgument, s.rank, "=", rank, " ", s.size, "=", size,
-                           ": expected 0 <= rank < size <= ", kMaxRanks);
+    if (!parseInt(rank, &rv) || !parseInt(size, &sv) || sv < 1 || sv > kMaxRanks || rv < 0 || rv >= sv)
+      return Status::error(cxlcclInvalidArgument, s.rank, "=", rank, " ", s.size, "=", size, ": expected 0 <= rank < size <= ", kMaxRanks);
     r.rank = static_cast<int>(rv);
     r.nranks = static_cast<int>(sv);
     r.source = cat(s.rank, "/", s.size);

@@ -18,8 +18,8 @@ struct Options {
   std::optional<Coherence> coherence;  // empty: the pool's header decides
   int timeoutMs = 30000;
   int heartbeatTimeoutMs = 2000;
-  LayoutParams layout;                 // nranks set at init
-  int copyThreads = 0;                 // 0: chosen at init from the CPUs per rank on this host
+  LayoutParams layout;  // nranks set at init
+  int copyThreads = 0;  // 0: chosen at init from the CPUs per rank on this host
   DeltaMode delta = DeltaMode::off;
 };
 

@@ -24,9 +24,9 @@ struct PoolHeader {
   std::uint32_t flags;
   std::uint64_t bytes;
   std::uint64_t generation;
-  std::uint64_t dataOffset;   // layout: the first allocatable byte
-  std::uint32_t maxRegions;   // layout: entries in the region table
-  std::uint32_t tableOffset;  // layout: where the table starts
+  std::uint64_t dataOffset;     // layout: the first allocatable byte
+  std::uint32_t maxRegions;     // layout: entries in the region table
+  std::uint32_t tableOffset;    // layout: where the table starts
   std::uint32_t stripeDevices;  // striped over this many devices (0 in pools from before: one)
   std::uint32_t pad;
   std::uint64_t stripeBytes;
@@ -113,8 +113,7 @@ Status Pool::openExisting(const std::string& path, bool writable, std::shared_pt
   return openMapped(path, 0, PoolOpenMode{false, writable}, out);
 }
 
-Status Pool::openMapped(const std::string& path, std::uint64_t createBytes, PoolOpenMode mode,
-                        std::shared_ptr<Pool>* out) {
+Status Pool::openMapped(const std::string& path, std::uint64_t createBytes, PoolOpenMode mode, std::shared_ptr<Pool>* out) {
   std::shared_ptr<Pool> pool(new Pool());
   pool->spec_ = path;
   bool created = false;
@@ -129,8 +128,7 @@ Status Pool::openMapped(const std::string& path, std::uint64_t createBytes, Pool
   return Status::success();
 }
 
-Status Pool::openFromDaemon(const std::string& spec, const std::string& socket,
-                            std::shared_ptr<Pool>* out) {
+Status Pool::openFromDaemon(const std::string& spec, const std::string& socket, std::shared_ptr<Pool>* out) {
   std::string body;
   std::vector<int> fds;
   CXLCCL_TRY(daemonRequest(socket, "cxl-pool", &body, &fds));
@@ -148,7 +146,8 @@ Status Pool::openFromDaemon(const std::string& spec, const std::string& socket,
 
 Status Pool::format(const std::string& path, std::uint64_t createBytes, PoolFormat format) {
   if (!daemonSocketOf(path).empty())
-    return Status::error(cxlcclInvalidUsage, "the pool mtmd owns is formatted on its devices, as "
+    return Status::error(cxlcclInvalidUsage,
+                         "the pool mtmd owns is formatted on its devices, as "
                          "root: cxlccl-pool format DEVICE (mtmd's daemon.cxl_pool)");
   std::shared_ptr<Pool> pool(new Pool());
   pool->spec_ = path;
@@ -165,8 +164,11 @@ Status Pool::format(const std::string& path, std::uint64_t createBytes, PoolForm
 Status Pool::writeHeader(bool coherent, std::uint64_t previousGeneration) {
   const PoolMapping& m = *mapping_;
   if (m.bytes() < dataOffsetOf(m) + kPoolAlign)
-    return Status::error(cxlcclInvalidUsage, "pool ", path(), " has ", m.bytes(), " bytes; a pool "
-                         "needs at least ", dataOffsetOf(m) + kPoolAlign, " (4 MiB, or 2 stripes per "
+    return Status::error(cxlcclInvalidUsage, "pool ", path(), " has ", m.bytes(),
+                         " bytes; a pool "
+                         "needs at least ",
+                         dataOffsetOf(m) + kPoolAlign,
+                         " (4 MiB, or 2 stripes per "
                          "device when striped)");
   PoolHeader* h = header(base());
   std::memset(base(), 0, kTableOffset + kMaxRegions * sizeof(RegionEntry));
@@ -199,36 +201,36 @@ Status Pool::checkHeader() const {
   const std::string& spec = path();
   if (std::memcmp(h->magic, kStripeMagic, sizeof kStripeMagic) == 0)
     return Status::error(cxlcclInvalidUsage, "pool ", spec, ": ", m.devicePath(0), " is device ",
-                         reinterpret_cast<const StripeLabel*>(h)->index, " of a striped pool, not "
+                         reinterpret_cast<const StripeLabel*>(h)->index,
+                         " of a striped pool, not "
                          "its first: give the devices in the order they were formatted in");
   if (std::memcmp(h->magic, kMagic, sizeof kMagic) != 0)
-    return Status::error(cxlcclInvalidUsage, "pool ", spec, " has no cxlccl header (format it: "
-                         "cxlccl-pool format ", spec, ")");
+    return Status::error(cxlcclInvalidUsage, "pool ", spec,
+                         " has no cxlccl header (format it: "
+                         "cxlccl-pool format ",
+                         spec, ")");
   if (h->version != kPoolVersion)
-    return Status::error(cxlcclInvalidUsage, "pool ", spec, " has header version ", h->version,
-                         ", this library reads version ", kPoolVersion,
-                         " (reformat it with this library's cxlccl-pool format)");
+    return Status::error(cxlcclInvalidUsage, "pool ", spec, " has header version ", h->version, ", this library reads version ",
+                         kPoolVersion, " (reformat it with this library's cxlccl-pool format)");
   std::uint32_t devices = std::max<std::uint32_t>(h->stripeDevices, 1);
   if (devices != static_cast<std::uint32_t>(m.devices()))
-    return Status::error(cxlcclInvalidUsage, "pool ", spec, " was formatted striped over ",
-                         devices, " device(s), and ", m.devices(), " given: give all of them, in "
+    return Status::error(cxlcclInvalidUsage, "pool ", spec, " was formatted striped over ", devices, " device(s), and ", m.devices(),
+                         " given: give all of them, in "
                          "their order, separated by commas");
   for (int device = 1; device < m.devices(); ++device) {
     const StripeLabel* l = label(m, device);
     invalidateLines(l, sizeof *l);
-    if (std::memcmp(l->magic, kStripeMagic, sizeof kStripeMagic) != 0 ||
-        l->generation != h->generation || l->index != static_cast<std::uint32_t>(device))
-      return Status::error(cxlcclInvalidUsage, "pool ", spec, ": ", m.devicePath(device),
-                           " is not device ", device, " of the pool formatted on ",
-                           m.devicePath(0), ": give the devices in the order they were formatted "
+    if (std::memcmp(l->magic, kStripeMagic, sizeof kStripeMagic) != 0 || l->generation != h->generation ||
+        l->index != static_cast<std::uint32_t>(device))
+      return Status::error(cxlcclInvalidUsage, "pool ", spec, ": ", m.devicePath(device), " is not device ", device,
+                           " of the pool formatted on ", m.devicePath(0),
+                           ": give the devices in the order they were formatted "
                            "in (cxlccl-pool info shows it), or reformat them together");
   }
-  if (h->bytes > m.bytes() || h->bytes < h->dataOffset + kPoolAlign || h->bytes % kPoolAlign != 0 ||
-      h->maxRegions != kMaxRegions || h->tableOffset != kTableOffset ||
-      h->dataOffset != dataOffsetOf(m) || (devices > 1 && h->stripeBytes != m.stripeBytes()))
-    return Status::error(cxlcclInvalidUsage, "pool ", spec, " has a header whose layout (", h->bytes,
-                         " bytes, ", h->maxRegions, " regions) does not fit its ", m.bytes(),
-                         " mapped bytes: reformat it (cxlccl-pool format)");
+  if (h->bytes > m.bytes() || h->bytes < h->dataOffset + kPoolAlign || h->bytes % kPoolAlign != 0 || h->maxRegions != kMaxRegions ||
+      h->tableOffset != kTableOffset || h->dataOffset != dataOffsetOf(m) || (devices > 1 && h->stripeBytes != m.stripeBytes()))
+    return Status::error(cxlcclInvalidUsage, "pool ", spec, " has a header whose layout (", h->bytes, " bytes, ", h->maxRegions,
+                         " regions) does not fit its ", m.bytes(), " mapped bytes: reformat it (cxlccl-pool format)");
   return Status::success();
 }
 
@@ -250,23 +252,18 @@ void Pool::unlock() const { mapping_->unlock(); }
 
 // The header and table are read and written by every host: always through the cache-line
 // primitives, whatever the pool's flags say (they are rare and small).
-void Pool::refreshHeader() const {
-  invalidateLines(base(), kTableOffset + kMaxRegions * sizeof(RegionEntry));
-}
+void Pool::refreshHeader() const { invalidateLines(base(), kTableOffset + kMaxRegions * sizeof(RegionEntry)); }
 
-void Pool::publishHeader() const {
-  writeBackLines(base(), kTableOffset + kMaxRegions * sizeof(RegionEntry));
-}
+void Pool::publishHeader() const { writeBackLines(base(), kTableOffset + kMaxRegions * sizeof(RegionEntry)); }
 
 std::uint64_t Pool::generation() const { return header(base())->generation; }
 bool Pool::coherent() const { return (header(base())->flags & kPoolFlagCoherent) != 0; }
 
-Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32_t nranks,
-                      RegionInfo* out, Requester who) {
+Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32_t nranks, RegionInfo* out, Requester who) {
   if (!daemonSocket_.empty()) {
     std::string body;
-    CXLCCL_TRY(daemonRequest(daemonSocket_, cat("cxl-alloc ", std::hex, nonce.high, " ", nonce.low,
-                                                std::dec, " ", bytes, " ", nranks), &body));
+    CXLCCL_TRY(
+        daemonRequest(daemonSocket_, cat("cxl-alloc ", std::hex, nonce.high, " ", nonce.low, std::dec, " ", bytes, " ", nranks), &body));
     unsigned long long offset = 0, size = 0, generation = 0;
     if (std::sscanf(body.c_str(), "region %llu %llu %llu", &offset, &size, &generation) != 3)
       return Status::error(cxlcclInternalError, "mtmd at ", daemonSocket_, " answered cxl-alloc with \"", body, "\"");
@@ -285,8 +282,7 @@ Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32
   RegionEntry* freeEntry = nullptr;
   for (std::uint32_t i = 0; i < kMaxRegions; ++i) {
     RegionEntry& e = entries[i];
-    if (ready(e) && e.nonceHigh == nonce.high &&
-        e.nonceLow == nonce.low) {
+    if (ready(e) && e.nonceHigh == nonce.high && e.nonceLow == nonce.low) {
       e.state = static_cast<std::uint32_t>(RegionState::free);  // a stale run of the same job
     }
     if (ready(e)) {
@@ -314,8 +310,8 @@ Status Pool::allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32
                            " regions in use (cxlccl-pool list; cxlccl-pool reclaim frees those "
                            "of dead jobs)");
   } else if (!found) {
-    status = Status::error(cxlcclSystemError, "pool ", path(), " has no free ", bytes,
-                           " bytes for a communicator of ", nranks, " ranks (", freeBytes(),
+    status = Status::error(cxlcclSystemError, "pool ", path(), " has no free ", bytes, " bytes for a communicator of ", nranks, " ranks (",
+                           freeBytes(),
                            " free in total; cxlccl-pool reclaim frees dead jobs' regions, or use "
                            "a larger pool: CXLCCL_POOL_SIZE for a new file)");
   } else {
@@ -349,17 +345,17 @@ bool Pool::find(const RegionNonce& nonce, RegionInfo* out) const {
 Status Pool::release(const RegionInfo& region) {
   if (!daemonSocket_.empty()) {
     std::string body;
-    return daemonRequest(daemonSocket_, cat("cxl-free ", std::hex, region.nonce.high, " ",
-                                            region.nonce.low, std::dec, " ", region.offset, " ",
-                                            region.generation), &body);
+    return daemonRequest(
+        daemonSocket_,
+        cat("cxl-free ", std::hex, region.nonce.high, " ", region.nonce.low, std::dec, " ", region.offset, " ", region.generation), &body);
   }
   CXLCCL_TRY(lock());
   refreshHeader();
   RegionEntry* entries = table(base());
   for (std::uint32_t i = 0; i < kMaxRegions; ++i) {
     RegionEntry& e = entries[i];
-    if (ready(e) && e.nonceHigh == region.nonce.high && e.nonceLow == region.nonce.low &&
-        e.offset == region.offset && e.generation == region.generation) {
+    if (ready(e) && e.nonceHigh == region.nonce.high && e.nonceLow == region.nonce.low && e.offset == region.offset &&
+        e.generation == region.generation) {
       e.state = static_cast<std::uint32_t>(RegionState::free);
     }
   }
@@ -378,8 +374,7 @@ std::vector<RegionInfo> Pool::regions() const {
       warn("pool ", path(), ": region table entry ", i, " left out: ", problem);
       continue;
     }
-    out.push_back(RegionInfo{{e.nonceHigh, e.nonceLow}, e.offset, e.bytes, e.generation,
-                             e.nranks, e.creatorPid, e.ownerUid});
+    out.push_back(RegionInfo{{e.nonceHigh, e.nonceLow}, e.offset, e.bytes, e.generation, e.nranks, e.creatorPid, e.ownerUid});
   }
   return out;
 }

@@ -73,8 +73,7 @@ class Pool {
   bool coherent() const;
 
   // Allocates `bytes` for a new communicator named `nonce`; an old region of that name is freed.
-  Status allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32_t nranks,
-                  RegionInfo* out, Requester who = Requester::self());
+  Status allocate(const RegionNonce& nonce, std::uint64_t bytes, std::uint32_t nranks, RegionInfo* out, Requester who = Requester::self());
   // The ready region named `nonce`, if any (false when there is none yet).
   bool find(const RegionNonce& nonce, RegionInfo* out) const;
   // Frees the region if it is still the one described (same nonce, offset and generation).
@@ -90,15 +89,13 @@ class Pool {
   void unlock() const;
   void refreshHeader() const;
   void publishHeader() const;
-  static Status openFromDaemon(const std::string& spec, const std::string& socket,
-                               std::shared_ptr<Pool>* out);
+  static Status openFromDaemon(const std::string& spec, const std::string& socket, std::shared_ptr<Pool>* out);
   // Under the lock: a fresh header (and stripe labels); the check every attach makes.
   Status writeHeader(bool coherent, std::uint64_t previousGeneration);
   Status checkHeader() const;
   // Every ready entry of the table fits the pool; the error names the entry and its field.
   Status checkTable() const;
-  static Status openMapped(const std::string& path, std::uint64_t createBytes, PoolOpenMode mode,
-                           std::shared_ptr<Pool>* out);
+  static Status openMapped(const std::string& path, std::uint64_t createBytes, PoolOpenMode mode, std::shared_ptr<Pool>* out);
 
   std::unique_ptr<PoolMapping> mapping_;
   std::string daemonSocket_;  // set: mtmd owns the pool and makes every change to its table

@@ -16,7 +16,7 @@ namespace {
 
 struct Buffers {
   std::mutex mutex;
-  std::shared_ptr<Pool> pool;                   // opened by the first allocation, while any is left
+  std::shared_ptr<Pool> pool;                    // opened by the first allocation, while any is left
   std::map<std::uintptr_t, RegionInfo> byStart;  // the buffers, by address
   std::atomic<std::size_t> count{0};             // byStart's size, read without the lock
 };

@@ -26,8 +26,8 @@ Status daxSize(const std::string& path, const struct stat& st, std::uint64_t* by
   std::string sysfs = cat("/sys/dev/char/", major(st.st_rdev), ":", minor(st.st_rdev), "/size");
   std::ifstream in(sysfs);
   if (!(in >> *bytes))
-    return Status::error(cxlcclSystemError, "pool ", path, ": a character device whose size ",
-                         sysfs, " cannot be read; is it a device-DAX (/dev/daxX.Y)?");
+    return Status::error(cxlcclSystemError, "pool ", path, ": a character device whose size ", sysfs,
+                         " cannot be read; is it a device-DAX (/dev/daxX.Y)?");
   return Status::success();
 }
 
@@ -47,10 +47,9 @@ Status checkSpec(const std::string& spec, std::vector<std::string>* paths) {
   std::vector<std::string> sorted = *paths;
   std::sort(sorted.begin(), sorted.end());
   bool emptyPath = std::find(paths->begin(), paths->end(), "") != paths->end();
-  if (emptyPath || paths->size() > kMaxStripeDevices ||
-      std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-    return Status::error(cxlcclInvalidArgument, "pool \"", spec, "\": expected a path, or up to ",
-                         kMaxStripeDevices, " different paths separated by commas to stripe over");
+  if (emptyPath || paths->size() > kMaxStripeDevices || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    return Status::error(cxlcclInvalidArgument, "pool \"", spec, "\": expected a path, or up to ", kMaxStripeDevices,
+                         " different paths separated by commas to stripe over");
   return Status::success();
 }
 
@@ -78,8 +77,8 @@ Status poolPermissions(PoolPermissions* out) {
   return Status::success();
 }
 
-Status PoolMapping::open(const std::string& spec, std::uint64_t createBytes,
-                         std::unique_ptr<PoolMapping>* out, bool* created, PoolOpenMode mode) {
+Status PoolMapping::open(const std::string& spec, std::uint64_t createBytes, std::unique_ptr<PoolMapping>* out, bool* created,
+                         PoolOpenMode mode) {
   std::unique_ptr<PoolMapping> mapping(new PoolMapping());
   mapping->spec_ = spec;
   mapping->writable_ = mode.writable;
@@ -95,8 +94,10 @@ Status PoolMapping::open(const std::string& spec, std::uint64_t createBytes,
     if (d.bytes == 0 && fstat(d.fd, &st) == 0) d.bytes = static_cast<std::uint64_t>(st.st_size);
     if (d.bytes != 0) continue;  // sized by another process before this one took the lock
     if (!mode.create)
-      return Status::error(cxlcclInvalidUsage, "pool ", d.path, " is empty (nothing was changed: format it "
-                           "with cxlccl-pool format ", spec, ")");
+      return Status::error(cxlcclInvalidUsage, "pool ", d.path,
+                           " is empty (nothing was changed: format it "
+                           "with cxlccl-pool format ",
+                           spec, ")");
     if (ftruncate(d.fd, static_cast<off_t>(perDevice)) != 0)
       return Status::system(cat("size pool ", d.path, " to ", perDevice, " bytes"), errno);
     d.bytes = perDevice;
@@ -107,23 +108,20 @@ Status PoolMapping::open(const std::string& spec, std::uint64_t createBytes,
   return Status::success();
 }
 
-Status PoolMapping::adopt(const std::string& spec, const std::vector<int>& fds,
-                          std::unique_ptr<PoolMapping>* out) {
+Status PoolMapping::adopt(const std::string& spec, const std::vector<int>& fds, std::unique_ptr<PoolMapping>* out) {
   std::unique_ptr<PoolMapping> mapping(new PoolMapping());
   mapping->spec_ = spec;
   std::vector<std::string> paths;
   Status status = checkSpec(spec, &paths);
   if (status.ok() && paths.size() != fds.size())
-    status = Status::error(cxlcclInternalError, "pool ", spec, ": ", fds.size(),
-                           " descriptors for ", paths.size(), " devices");
+    status = Status::error(cxlcclInternalError, "pool ", spec, ": ", fds.size(), " descriptors for ", paths.size(), " devices");
   for (std::size_t i = 0; i < fds.size(); ++i) {
     if (!status.ok()) {
       ::close(fds[i]);
       continue;
     }
     status = mapping->addDevice(paths[i], fds[i]);
-    if (status.ok() && mapping->devices_.back().bytes == 0)
-      status = Status::error(cxlcclInvalidUsage, "pool ", paths[i], " is empty");
+    if (status.ok() && mapping->devices_.back().bytes == 0) status = Status::error(cxlcclInvalidUsage, "pool ", paths[i], " is empty");
   }
   CXLCCL_TRY(status);
   CXLCCL_TRY(mapping->map());
@@ -157,13 +155,13 @@ Status PoolMapping::openDevice(const std::string& path, PoolOpenMode mode) {
   if (fd < 0 && errno == EACCES) {
     struct stat st;
     if (::stat(path.c_str(), &st) == 0)
-      return Status::error(cxlcclSystemError, "open pool ", path, ": permission denied (it belongs to uid ", st.st_uid,
-                           ", gid ", st.st_gid, ", mode ", std::oct, st.st_mode & 0777, std::dec,
-                           "): use a pool of your own (CXLCCL_POOL=/dev/shm/cxlccl-", getuid(),
-                           ".pool), or have its owner share it with a group (CXLCCL_POOL_GROUP when it is made)");
+      return Status::error(cxlcclSystemError, "open pool ", path, ": permission denied (it belongs to uid ", st.st_uid, ", gid ", st.st_gid,
+                           ", mode ", std::oct, st.st_mode & 0777, std::dec, "): use a pool of your own (CXLCCL_POOL=/dev/shm/cxlccl-",
+                           getuid(), ".pool), or have its owner share it with a group (CXLCCL_POOL_GROUP when it is made)");
   }
   if (fd < 0)
-    return Status::system(cat("open pool ", path, " (set CXLCCL_POOL to a device-DAX or a file "
+    return Status::system(cat("open pool ", path,
+                              " (set CXLCCL_POOL to a device-DAX or a file "
                               "on /dev/shm or hugetlbfs, or several separated by commas)"),
                           errno);
   return addDevice(path, fd);
@@ -183,8 +181,7 @@ Status PoolMapping::map() {
   std::uint64_t smallest = devices_.front().bytes;
   for (const Device& d : devices_) smallest = std::min(smallest, d.bytes);
   smallest = smallest / kAlign * kAlign;
-  if (smallest == 0)
-    return Status::error(cxlcclInvalidUsage, "pool ", spec_, " has a device smaller than 2 MiB");
+  if (smallest == 0) return Status::error(cxlcclInvalidUsage, "pool ", spec_, " has a device smaller than 2 MiB");
   const std::uint64_t n = devices_.size();
   const int prot = writable_ ? PROT_READ | PROT_WRITE : PROT_READ;
   if (n == 1) {
@@ -208,10 +205,9 @@ Status PoolMapping::map() {
   base_ = reinterpret_cast<std::byte*>(aligned);
   bytes_ = total;
   for (std::uint64_t i = 0; i < n * stripesPerDevice; ++i) {
-    void* at = mmap(base_ + i * stripeBytes_, stripeBytes_, prot, MAP_SHARED | MAP_FIXED,
-                    devices_[i % n].fd, static_cast<off_t>(i / n * stripeBytes_));
-    if (at == MAP_FAILED)
-      return Status::system(cat("mmap stripe ", i, " of pool ", spec_, " from ", devices_[i % n].path), errno);
+    void* at = mmap(base_ + i * stripeBytes_, stripeBytes_, prot, MAP_SHARED | MAP_FIXED, devices_[i % n].fd,
+                    static_cast<off_t>(i / n * stripeBytes_));
+    if (at == MAP_FAILED) return Status::system(cat("mmap stripe ", i, " of pool ", spec_, " from ", devices_[i % n].path), errno);
   }
   return Status::success();
 }
@@ -221,9 +217,7 @@ PoolMapping::~PoolMapping() {
   for (const Device& d : devices_) ::close(d.fd);
 }
 
-int PoolMapping::deviceOf(std::uint64_t offset) const {
-  return static_cast<int>(offset / stripeBytes_ % devices_.size());
-}
+int PoolMapping::deviceOf(std::uint64_t offset) const { return static_cast<int>(offset / stripeBytes_ % devices_.size()); }
 
 std::uint64_t PoolMapping::deviceOffset(std::uint64_t offset) const {
   return offset / stripeBytes_ / devices_.size() * stripeBytes_ + offset % stripeBytes_;

@@ -40,12 +40,11 @@ class PoolMapping {
   // owner only, or also by the group $CXLCCL_POOL_GROUP names -- and `created` says the first
   // device was such a file, so the caller formats it. Returns holding the lock (unlock() when
   // done).
-  static Status open(const std::string& spec, std::uint64_t createBytes,
-                     std::unique_ptr<PoolMapping>* out, bool* created, PoolOpenMode mode = {});
+  static Status open(const std::string& spec, std::uint64_t createBytes, std::unique_ptr<PoolMapping>* out, bool* created,
+                     PoolOpenMode mode = {});
   // The same from descriptors already open, one per path of `spec`, in order (handed over by
   // mtmd, which owns the devices): nothing is created, no lock is taken. Takes the descriptors.
-  static Status adopt(const std::string& spec, const std::vector<int>& fds,
-                      std::unique_ptr<PoolMapping>* out);
+  static Status adopt(const std::string& spec, const std::vector<int>& fds, std::unique_ptr<PoolMapping>* out);
   ~PoolMapping();
   PoolMapping(const PoolMapping&) = delete;
   PoolMapping& operator=(const PoolMapping&) = delete;

@@ -16,7 +16,7 @@ inline float toFloat(Bf16 v) { return std::bit_cast<float>(static_cast<std::uint
 inline Bf16 toBf16(float f) {
   auto u = std::bit_cast<std::uint32_t>(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return {static_cast<std::uint16_t>((u >> 16) | 0x40)};  // NaN stays NaN
-  u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
+  u += 0x7fffu + ((u >> 16) & 1u);                                                             // round to nearest even
   return {static_cast<std::uint16_t>(u >> 16)};
 }
 
@@ -62,21 +62,22 @@ C mul(C x, C y) {
 // out[i] = a[i] op b[i]. `out` is either `a` itself or apart from both (two loops: the compiler
 // vectorises neither when it must allow for overlap).
 template <typename T, typename Op>
-__attribute__((target_clones("avx2", "default"))) void applyInPlace(T* __restrict acc, const T* __restrict in,
-                                                                    std::size_t count, Op op) {
+__attribute__((target_clones("avx2", "default"))) void applyInPlace(T* __restrict acc, const T* __restrict in, std::size_t count, Op op) {
   using A = Arith<T>;
   for (std::size_t i = 0; i < count; ++i) acc[i] = A::store(op(A::load(acc[i]), A::load(in[i])));
 }
 template <typename T, typename Op>
-__attribute__((target_clones("avx2", "default"))) void applyApart(T* __restrict out, const T* __restrict a,
-                                                                  const T* __restrict b, std::size_t count, Op op) {
+__attribute__((target_clones("avx2", "default"))) void applyApart(T* __restrict out, const T* __restrict a, const T* __restrict b,
+                                                                  std::size_t count, Op op) {
   using A = Arith<T>;
   for (std::size_t i = 0; i < count; ++i) out[i] = A::store(op(A::load(a[i]), A::load(b[i])));
 }
 template <typename T, typename Op>
 void apply(T* out, const T* a, const T* b, std::size_t count, Op op) {
-  if (out == a) applyInPlace(out, b, count, op);
-  else applyApart(out, a, b, count, op);
+  if (out == a)
+    applyInPlace(out, b, count, op);
+  else
+    applyApart(out, a, b, count, op);
 }
 
 template <typename T>
@@ -86,11 +87,20 @@ void reduceTyped(void* out, const void* a, const void* b, std::size_t count, cxl
   const auto* x = static_cast<const T*>(a);
   const auto* y = static_cast<const T*>(b);
   switch (op) {
-    case cxlcclSum: apply(o, x, y, count, [](C u, C v) { return add(u, v); }); break;
-    case cxlcclProd: apply(o, x, y, count, [](C u, C v) { return mul(u, v); }); break;
-    case cxlcclMax: apply(o, x, y, count, [](C u, C v) { return std::max(u, v); }); break;
-    case cxlcclMin: apply(o, x, y, count, [](C u, C v) { return std::min(u, v); }); break;
-    default: break;
+    case cxlcclSum:
+      apply(o, x, y, count, [](C u, C v) { return add(u, v); });
+      break;
+    case cxlcclProd:
+      apply(o, x, y, count, [](C u, C v) { return mul(u, v); });
+      break;
+    case cxlcclMax:
+      apply(o, x, y, count, [](C u, C v) { return std::max(u, v); });
+      break;
+    case cxlcclMin:
+      apply(o, x, y, count, [](C u, C v) { return std::min(u, v); });
+      break;
+    default:
+      break;
   }
 }
 
@@ -98,17 +108,27 @@ void reduceTyped(void* out, const void* a, const void* b, std::size_t count, cxl
 
 std::size_t typeSize(cxlcclDataType_t type) {
   switch (type) {
-    case cxlcclInt8: case cxlcclUint8: return 1;
-    case cxlcclFloat16: case cxlcclBfloat16: return 2;
-    case cxlcclInt32: case cxlcclUint32: case cxlcclFloat32: return 4;
-    case cxlcclInt64: case cxlcclUint64: case cxlcclFloat64: return 8;
-    default: return 0;
+    case cxlcclInt8:
+    case cxlcclUint8:
+      return 1;
+    case cxlcclFloat16:
+    case cxlcclBfloat16:
+      return 2;
+    case cxlcclInt32:
+    case cxlcclUint32:
+    case cxlcclFloat32:
+      return 4;
+    case cxlcclInt64:
+    case cxlcclUint64:
+    case cxlcclFloat64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
 const char* typeName(cxlcclDataType_t type) {
-  static const char* const kNames[] = {"int8", "uint8", "int32", "uint32", "int64",
-                                       "uint64", "half", "float", "double", "bfloat16"};
+  static const char* const kNames[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16"};
   return type >= 0 && type < cxlcclNumTypes ? kNames[type] : "?";
 }
 
@@ -119,17 +139,38 @@ const char* opName(cxlcclRedOp_t op) {
 
 void reduce(void* out, const void* a, const void* b, std::size_t count, cxlcclDataType_t type, cxlcclRedOp_t op) {
   switch (type) {
-    case cxlcclInt8: reduceTyped<std::int8_t>(out, a, b, count, op); break;
-    case cxlcclUint8: reduceTyped<std::uint8_t>(out, a, b, count, op); break;
-    case cxlcclInt32: reduceTyped<std::int32_t>(out, a, b, count, op); break;
-    case cxlcclUint32: reduceTyped<std::uint32_t>(out, a, b, count, op); break;
-    case cxlcclInt64: reduceTyped<std::int64_t>(out, a, b, count, op); break;
-    case cxlcclUint64: reduceTyped<std::uint64_t>(out, a, b, count, op); break;
-    case cxlcclFloat16: reduceTyped<_Float16>(out, a, b, count, op); break;
-    case cxlcclFloat32: reduceTyped<float>(out, a, b, count, op); break;
-    case cxlcclFloat64: reduceTyped<double>(out, a, b, count, op); break;
-    case cxlcclBfloat16: reduceTyped<Bf16>(out, a, b, count, op); break;
-    default: break;
+    case cxlcclInt8:
+      reduceTyped<std::int8_t>(out, a, b, count, op);
+      break;
+    case cxlcclUint8:
+      reduceTyped<std::uint8_t>(out, a, b, count, op);
+      break;
+    case cxlcclInt32:
+      reduceTyped<std::int32_t>(out, a, b, count, op);
+      break;
+    case cxlcclUint32:
+      reduceTyped<std::uint32_t>(out, a, b, count, op);
+      break;
+    case cxlcclInt64:
+      reduceTyped<std::int64_t>(out, a, b, count, op);
+      break;
+    case cxlcclUint64:
+      reduceTyped<std::uint64_t>(out, a, b, count, op);
+      break;
+    case cxlcclFloat16:
+      reduceTyped<_Float16>(out, a, b, count, op);
+      break;
+    case cxlcclFloat32:
+      reduceTyped<float>(out, a, b, count, op);
+      break;
+    case cxlcclFloat64:
+      reduceTyped<double>(out, a, b, count, op);
+      break;
+    case cxlcclBfloat16:
+      reduceTyped<Bf16>(out, a, b, count, op);
+      break;
+    default:
+      break;
   }
 }
 

@@ -14,7 +14,6 @@ const char* opName(cxlcclRedOp_t op);
 
 // out[i] = a[i] op b[i] for `count` elements; `out` may be `a` itself, else overlaps neither.
 // fp16 and bf16 are computed in float and rounded to nearest even.
-void reduce(void* out, const void* a, const void* b, std::size_t count, cxlcclDataType_t type,
-            cxlcclRedOp_t op);
+void reduce(void* out, const void* a, const void* b, std::size_t count, cxlcclDataType_t type, cxlcclRedOp_t op);
 
 }  // namespace cxlccl

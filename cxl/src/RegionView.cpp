@@ -18,9 +18,8 @@ void copyLines(std::byte* to, const std::byte* from, std::size_t offset, std::si
   auto* dst = reinterpret_cast<std::uint64_t*>(to + first);
   auto* src = reinterpret_cast<const std::uint64_t*>(from + first);
   for (std::size_t i = 0; i < (end - first) / 8; ++i) {
-    std::atomic_ref<std::uint64_t>(dst[i]).store(
-        std::atomic_ref<const std::uint64_t>(src[i]).load(std::memory_order_relaxed),
-        std::memory_order_relaxed);
+    std::atomic_ref<std::uint64_t>(dst[i]).store(std::atomic_ref<const std::uint64_t>(src[i]).load(std::memory_order_relaxed),
+                                                 std::memory_order_relaxed);
   }
 }
 
@@ -28,15 +27,17 @@ void copyLines(std::byte* to, const std::byte* from, std::size_t offset, std::si
 
 const char* coherenceName(Coherence mode) {
   switch (mode) {
-    case Coherence::hardware: return "hardware";
-    case Coherence::flush: return "flush";
-    case Coherence::simulate: return "simulate";
+    case Coherence::hardware:
+      return "hardware";
+    case Coherence::flush:
+      return "flush";
+    case Coherence::simulate:
+      return "simulate";
   }
   return "?";
 }
 
-RegionView::RegionView(std::byte* shared, std::size_t bytes, Coherence mode)
-    : shared_(shared), view_(shared), bytes_(bytes), mode_(mode) {
+RegionView::RegionView(std::byte* shared, std::size_t bytes, Coherence mode) : shared_(shared), view_(shared), bytes_(bytes), mode_(mode) {
   if (mode_ != Coherence::simulate) return;
   void* copy = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (copy == MAP_FAILED) throw std::bad_alloc();
@@ -81,13 +82,11 @@ void RegionView::refresh(std::size_t offset, std::size_t n) const {
 }
 
 std::uint64_t RegionView::peek(std::size_t offset) const {
-  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(view_ + offset))
-      .load(std::memory_order_acquire);
+  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(view_ + offset)).load(std::memory_order_acquire);
 }
 
 void RegionView::poke(std::size_t offset, std::uint64_t value) const {
-  std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(view_ + offset))
-      .store(value, std::memory_order_release);
+  std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(view_ + offset)).store(value, std::memory_order_release);
 }
 
 std::uint64_t RegionView::load(std::size_t offset) const {

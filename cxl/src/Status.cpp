@@ -1,15 +1,13 @@
 #include "Status.h"
 
+#include <strings.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <strings.h>
 
 namespace cxlccl {
 
-Status Status::system(const std::string& what, int err) {
-  return error(cxlcclSystemError, what, ": ", std::strerror(err));
-}
+Status Status::system(const std::string& what, int err) { return error(cxlcclSystemError, what, ": ", std::strerror(err)); }
 
 static LogLevel configuredLevel() {
   const char* value = std::getenv("CXLCCL_DEBUG");

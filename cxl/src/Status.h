@@ -30,10 +30,10 @@ struct Status {
   static Status system(const std::string& what, int err);
 };
 
-#define CXLCCL_TRY(expr)              \
-  do {                                \
-    ::cxlccl::Status s_ = (expr);     \
-    if (!s_.ok()) return s_;          \
+#define CXLCCL_TRY(expr)          \
+  do {                            \
+    ::cxlccl::Status s_ = (expr); \
+    if (!s_.ok()) return s_;      \
   } while (0)
 
 // Messages on stderr, "cxlccl: " first, by level: CXLCCL_DEBUG=NONE|WARN|INFO (default WARN).

@@ -40,8 +40,7 @@ Status Waiter::idle(std::uint64_t peers) {
     std::this_thread::sleep_for(sleep);
   }
   Clock::time_point now = Clock::now();
-  if (comm_.aborting())
-    return Status::error(cxlcclRemoteError, "the communicator was aborted (cxlcclCommAbort)");
+  if (comm_.aborting()) return Status::error(cxlcclRemoteError, "the communicator was aborted (cxlcclCommAbort)");
   if (now - lastCheck_ >= kPeerCheckPeriod || leftOnce_ != 0) {
     lastCheck_ = now;
     for (int r = 0; r < comm_.nranks(); ++r) {
@@ -61,8 +60,8 @@ Status Waiter::idle(std::uint64_t peers) {
     for (int r = 0; r < comm_.nranks(); ++r) {
       if ((peers >> r & 1) != 0) on += (on.empty() ? "" : ", ") + comm_.describeRank(r);
     }
-    return Status::error(cxlcclRemoteError, "no progress for ", waited.count(), " ms waiting on ",
-                         on.empty() ? "the peers" : on, " (timeout ", comm_.options().timeoutMs,
+    return Status::error(cxlcclRemoteError, "no progress for ", waited.count(), " ms waiting on ", on.empty() ? "the peers" : on,
+                         " (timeout ", comm_.options().timeoutMs,
                          " ms, CXLCCL_TIMEOUT_MS): a peer stalled, or the ranks called different "
                          "collectives");
   }

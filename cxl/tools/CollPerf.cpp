@@ -21,31 +21,45 @@ struct CollInfo {
   bool reduces;
 };
 
-const CollInfo kColls[] = {
-    {Coll::allGather, "allgather", false, false}, {Coll::broadcast, "broadcast", true, false},
-    {Coll::gather, "gather", true, false},        {Coll::scatter, "scatter", true, false},
-    {Coll::reduce, "reduce", true, true},         {Coll::allReduce, "allreduce", false, true},
-    {Coll::reduceScatter, "reducescatter", false, true}, {Coll::allToAll, "alltoall", false, false},
-    {Coll::sendRecv, "sendrecv", false, false}};
+const CollInfo kColls[] = {{Coll::allGather, "allgather", false, false},
+                           {Coll::broadcast, "broadcast", true, false},
+                           {Coll::gather, "gather", true, false},
+                           {Coll::scatter, "scatter", true, false},
+                           {Coll::reduce, "reduce", true, true},
+                           {Coll::allReduce, "allreduce", false, true},
+                           {Coll::reduceScatter, "reducescatter", false, true},
+                           {Coll::allToAll, "alltoall", false, false},
+                           {Coll::sendRecv, "sendrecv", false, false}};
 
 // nccl-tests: "size" is the whole vector the collective moves, count its elements;
 // algbw = size / time; busbw = algbw x the factor that makes it comparable to a link's speed.
 double busFactor(Coll coll, int n) {
   double nd = n;
   switch (coll) {
-    case Coll::allReduce: return 2 * (nd - 1) / nd;
-    case Coll::allGather: case Coll::reduceScatter: case Coll::allToAll:
-    case Coll::gather: case Coll::scatter: return (nd - 1) / nd;
-    default: return 1;
+    case Coll::allReduce:
+      return 2 * (nd - 1) / nd;
+    case Coll::allGather:
+    case Coll::reduceScatter:
+    case Coll::allToAll:
+    case Coll::gather:
+    case Coll::scatter:
+      return (nd - 1) / nd;
+    default:
+      return 1;
   }
 }
 
 // Elements per rank's block for a collective whose whole vector has `total` elements.
 std::size_t blockCount(Coll coll, std::size_t total, int n) {
   switch (coll) {
-    case Coll::allGather: case Coll::reduceScatter: case Coll::allToAll:
-    case Coll::gather: case Coll::scatter: return total / static_cast<std::size_t>(n);
-    default: return total;
+    case Coll::allGather:
+    case Coll::reduceScatter:
+    case Coll::allToAll:
+    case Coll::gather:
+    case Coll::scatter:
+      return total / static_cast<std::size_t>(n);
+    default:
+      return total;
   }
 }
 
@@ -73,7 +87,9 @@ std::size_t wrongElements(Coll coll, const std::vector<float>& recv, std::size_t
     case Coll::allToAll:
       for (std::size_t i = 0; i < count * nz; ++i) expect(i, inputOf(static_cast<int>(i / count), rank * count + i % count));
       break;
-    case Coll::reduce: case Coll::allReduce: case Coll::reduceScatter: {
+    case Coll::reduce:
+    case Coll::allReduce:
+    case Coll::reduceScatter: {
       if (coll == Coll::reduce && rank != root) break;
       std::size_t base = coll == Coll::reduceScatter ? rank * count : 0;
       for (std::size_t i = 0; i < count; ++i) {
@@ -116,10 +132,14 @@ bool parseBytes(const std::string& text, std::size_t* bytes) {
   double v = std::strtod(text.c_str(), &end);
   std::string unit(end);
   if (end == text.c_str() || v < 0) return false;
-  if (unit == "K" || unit == "k") v *= 1024;
-  else if (unit == "M" || unit == "m") v *= 1024 * 1024;
-  else if (unit == "G" || unit == "g") v *= 1024.0 * 1024 * 1024;
-  else if (!unit.empty()) return false;
+  if (unit == "K" || unit == "k")
+    v *= 1024;
+  else if (unit == "M" || unit == "m")
+    v *= 1024 * 1024;
+  else if (unit == "G" || unit == "g")
+    v *= 1024.0 * 1024 * 1024;
+  else if (!unit.empty())
+    return false;
   *bytes = static_cast<std::size_t>(v);
   return true;
 }
@@ -137,11 +157,13 @@ void printUsage(FILE* to, const char* program, bool hasRanks, bool hasExtra) {
       "  -h, --help this text; --version the version\n"
       "Prints nccl-tests' table (float, sum): size, count, time, algbw, busbw, #wrong.\n"
       "Example: %s -C allgather -b 64K -e 64M%s\n",
-      program, hasRanks ? " [-g RANKS]" : "", hasExtra ? " [--coherence pool|hardware|flush|simulate] [--gpu|--pool-buffers] [--bind core|none]" : "",
+      program, hasRanks ? " [-g RANKS]" : "",
+      hasExtra ? " [--coherence pool|hardware|flush|simulate] [--gpu|--pool-buffers] [--bind core|none]" : "",
       hasExtra ? "\n  --gpu: buffers in GPU memory (device 0, one stream per rank; needs a GPU)"
                  "\n  --pool-buffers: buffers from cxlcclMemAlloc (read where they lie)"
                  "\n  --bind core (default): rank r runs on the r-th CPU it may use, when the ranks are no\n"
-                 "       more than those CPUs (as mpirun binds 2 ranks); none: where the scheduler puts them" : "",
+                 "       more than those CPUs (as mpirun binds 2 ranks); none: where the scheduler puts them"
+               : "",
       program, hasRanks ? " -g 2" : "");
 }
 
@@ -165,20 +187,34 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
       }
       return bytes;
     };
-    if (arg == "-b") s->minBytes = size(value());
-    else if (arg == "-e") s->maxBytes = size(value());
-    else if (arg == "-f") s->factor = std::atoi(value().c_str());
-    else if (arg == "-w") s->warmup = std::atoi(value().c_str());
-    else if (arg == "-n") s->iters = std::atoi(value().c_str());
-    else if (arg == "-T") s->minSeconds = std::atof(value().c_str());
-    else if (arg == "-r") s->root = std::atoi(value().c_str());
-    else if (arg == "-c") s->check = std::atoi(value().c_str()) != 0;
-    else if (arg == "-C") s->collectives = value();
-    else if (arg == "-g" && ranks != nullptr) *ranks = std::atoi(value().c_str());
-    else if (arg == "--json") s->json = value();
-    else if (arg == "--coherence" && extra != nullptr) *extra = value();
-    else if (arg == "--gpu" && extra != nullptr) s->gpu = true;
-    else if (arg == "--pool-buffers" && extra != nullptr) s->poolBuffers = true;
+    if (arg == "-b")
+      s->minBytes = size(value());
+    else if (arg == "-e")
+      s->maxBytes = size(value());
+    else if (arg == "-f")
+      s->factor = std::atoi(value().c_str());
+    else if (arg == "-w")
+      s->warmup = std::atoi(value().c_str());
+    else if (arg == "-n")
+      s->iters = std::atoi(value().c_str());
+    else if (arg == "-T")
+      s->minSeconds = std::atof(value().c_str());
+    else if (arg == "-r")
+      s->root = std::atoi(value().c_str());
+    else if (arg == "-c")
+      s->check = std::atoi(value().c_str()) != 0;
+    else if (arg == "-C")
+      s->collectives = value();
+    else if (arg == "-g" && ranks != nullptr)
+      *ranks = std::atoi(value().c_str());
+    else if (arg == "--json")
+      s->json = value();
+    else if (arg == "--coherence" && extra != nullptr)
+      *extra = value();
+    else if (arg == "--gpu" && extra != nullptr)
+      s->gpu = true;
+    else if (arg == "--pool-buffers" && extra != nullptr)
+      s->poolBuffers = true;
     else if (arg == "--bind" && extra != nullptr) {
       std::string how = value();
       if (how != "core" && how != "none") {
@@ -220,16 +256,13 @@ int runBenchmark(Backend& backend, const Settings& s) {
   if (rank == 0) {
     std::printf("# %s, %d ranks, float, sum, %d warmup + at least %d timed iterations per size (and %.2f s; #wrong summed over ranks)\n",
                 backend.describe().c_str(), n, s.warmup, s.iters, s.minSeconds);
-    std::printf("#%14s %12s %7s %6s %5s %10s %9s %9s %7s\n", "size", "count", "type", "redop", "root",
-                "time", "algbw", "busbw", "#wrong");
-    std::printf("#%14s %12s %7s %6s %5s %10s %9s %9s %7s\n", "(B)", "(elements)", "", "", "", "(us)",
-                "(GB/s)", "(GB/s)", "");
+    std::printf("#%14s %12s %7s %6s %5s %10s %9s %9s %7s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
+    std::printf("#%14s %12s %7s %6s %5s %10s %9s %9s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
   }
   bool firstRow = true;
   std::size_t wrongTotal = 0;
   for (const CollInfo& info : kColls) {
-    if (s.collectives != "all" && ("," + s.collectives + ",").find("," + std::string(info.name) + ",") == std::string::npos)
-      continue;
+    if (s.collectives != "all" && ("," + s.collectives + ",").find("," + std::string(info.name) + ",") == std::string::npos) continue;
     if (rank == 0) std::printf("# %s\n", info.name);
     for (std::size_t bytes = s.minBytes; bytes <= s.maxBytes; bytes *= static_cast<std::size_t>(s.factor)) {
       std::size_t total = bytes / sizeof(float);
@@ -238,10 +271,19 @@ int runBenchmark(Backend& backend, const Settings& s) {
       std::size_t nz = static_cast<std::size_t>(n);
       std::size_t sendCount = count, recvCount = count;
       switch (info.coll) {
-        case Coll::allGather: case Coll::gather: recvCount = count * nz; break;
-        case Coll::scatter: case Coll::reduceScatter: sendCount = count * nz; break;
-        case Coll::allToAll: sendCount = recvCount = count * nz; break;
-        default: break;
+        case Coll::allGather:
+        case Coll::gather:
+          recvCount = count * nz;
+          break;
+        case Coll::scatter:
+        case Coll::reduceScatter:
+          sendCount = count * nz;
+          break;
+        case Coll::allToAll:
+          sendCount = recvCount = count * nz;
+          break;
+        default:
+          break;
       }
       std::vector<float> send(sendCount), recv(recvCount, -1.0f);
       for (std::size_t i = 0; i < sendCount; ++i) send[i] = inputOf(rank, i);
@@ -259,8 +301,8 @@ int runBenchmark(Backend& backend, const Settings& s) {
       // Small sizes take microseconds: enough iterations that the timed runs last minSeconds, so
       // a scheduler tick or a frequency step does not decide the figure. Every rank runs the same
       // count (the slowest rank's estimate).
-      const double perCall = backend.maxOverRanks(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - warm).count() / std::max(1, s.warmup));
+      const double perCall =
+          backend.maxOverRanks(std::chrono::duration<double>(std::chrono::steady_clock::now() - warm).count() / std::max(1, s.warmup));
       const int iters = std::max(s.iters, static_cast<int>(std::min(1e6, s.minSeconds / std::max(perCall, 1e-9))));
       backend.barrier();
       auto start = std::chrono::steady_clock::now();
@@ -272,18 +314,22 @@ int runBenchmark(Backend& backend, const Settings& s) {
       }
       seconds = backend.maxOverRanks(seconds);
       double wrongAll = backend.sumOverRanks(static_cast<double>(wrong));
-      double size = static_cast<double>(count * (info.coll == Coll::allGather || info.coll == Coll::gather ||
-                                                         info.coll == Coll::scatter || info.coll == Coll::reduceScatter ||
-                                                         info.coll == Coll::allToAll ? nz : 1) * sizeof(float));
+      double size = static_cast<double>(count *
+                                        (info.coll == Coll::allGather || info.coll == Coll::gather || info.coll == Coll::scatter ||
+                                                 info.coll == Coll::reduceScatter || info.coll == Coll::allToAll
+                                             ? nz
+                                             : 1) *
+                                        sizeof(float));
       double algbw = size / seconds / 1e9;
       double busbw = algbw * busFactor(info.coll, n);
       wrongTotal += static_cast<std::size_t>(wrongAll);
       if (rank == 0) {
-        std::printf(" %14.0f %12zu %7s %6s %5d %10.2f %9.2f %9.2f %7.0f\n", size, count, "float",
-                    info.reduces ? "sum" : "none", info.rooted ? s.root : -1, seconds * 1e6, algbw, busbw, wrongAll);
+        std::printf(" %14.0f %12zu %7s %6s %5d %10.2f %9.2f %9.2f %7.0f\n", size, count, "float", info.reduces ? "sum" : "none",
+                    info.rooted ? s.root : -1, seconds * 1e6, algbw, busbw, wrongAll);
         std::fflush(stdout);
         if (json != nullptr) {
-          std::fprintf(json, "%s  {\"collective\": \"%s\", \"size\": %.0f, \"count\": %zu, \"time_us\": %.3f, "
+          std::fprintf(json,
+                       "%s  {\"collective\": \"%s\", \"size\": %.0f, \"count\": %zu, \"time_us\": %.3f, "
                        "\"algbw\": %.4f, \"busbw\": %.4f, \"wrong\": %.0f}",
                        firstRow ? "" : ",\n", info.name, size, count, seconds * 1e6, algbw, busbw, wrongAll);
           firstRow = false;

@@ -33,8 +33,8 @@ struct Settings {
   std::size_t maxBytes = 64u << 20;
   int factor = 2;
   int warmup = 5;
-  int iters = 20;             // at least; more where 20 take less than minSeconds
-  double minSeconds = 0.05;   // a size's timed runs last at least this long (-T)
+  int iters = 20;            // at least; more where 20 take less than minSeconds
+  double minSeconds = 0.05;  // a size's timed runs last at least this long (-T)
   int root = 0;
   bool check = true;
   bool gpu = false;          // cxlccl-perf --gpu: buffers in GPU memory
@@ -47,8 +47,7 @@ struct Settings {
 bool parseBytes(const std::string& text, std::size_t* bytes);
 
 // Parses the shared options (-b -e -f -w -n -r -c --json); returns false after printing usage.
-bool parseSettings(int argc, char** argv, const char* program, Settings* settings, int* ranks,
-                   std::string* extra);
+bool parseSettings(int argc, char** argv, const char* program, Settings* settings, int* ranks, std::string* extra);
 int runBenchmark(Backend& backend, const Settings& settings);
 
 // Rank `rank` on the rank-th CPU this process may use, when there are at least `ranks` of them

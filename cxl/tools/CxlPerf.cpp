@@ -32,9 +32,10 @@ class CxlBackend : public collperf::Backend {
   std::string describe() const override {
     int mode = -1;
     cxlcclCommCoherence(comm_, &mode);
-    const char* resolved = mode == cxlcclCoherenceHardware ? "hardware"
-                           : mode == cxlcclCoherenceFlush  ? "flush"
-                           : mode == cxlcclCoherenceSimulate ? "simulate" : "?";
+    const char* resolved = mode == cxlcclCoherenceHardware   ? "hardware"
+                           : mode == cxlcclCoherenceFlush    ? "flush"
+                           : mode == cxlcclCoherenceSimulate ? "simulate"
+                                                             : "?";
     return std::string("libcxlccl (coherence ") + resolved + (coherence_ == "pool" ? ", from the pool's header" : "") + ")";
   }
   bool run(Coll coll, const float* send, float* recv, std::size_t count, int root) override {
@@ -45,14 +46,30 @@ class CxlBackend : public collperf::Backend {
   bool call(Coll coll, const float* send, float* recv, std::size_t count, int root, cudaStream_t stream) {
     cxlcclResult_t r = cxlcclSuccess;
     switch (coll) {
-      case Coll::allGather: r = cxlcclAllGather(send, recv, count, cxlcclFloat, comm_, stream); break;
-      case Coll::broadcast: r = cxlcclBroadcast(send, recv, count, cxlcclFloat, root, comm_, stream); break;
-      case Coll::gather: r = cxlcclGather(send, recv, count, cxlcclFloat, root, comm_, stream); break;
-      case Coll::scatter: r = cxlcclScatter(send, recv, count, cxlcclFloat, root, comm_, stream); break;
-      case Coll::reduce: r = cxlcclReduce(send, recv, count, cxlcclFloat, cxlcclSum, root, comm_, stream); break;
-      case Coll::allReduce: r = cxlcclAllReduce(send, recv, count, cxlcclFloat, cxlcclSum, comm_, stream); break;
-      case Coll::reduceScatter: r = cxlcclReduceScatter(send, recv, count, cxlcclFloat, cxlcclSum, comm_, stream); break;
-      case Coll::allToAll: r = cxlcclAllToAll(send, recv, count, cxlcclFloat, comm_, stream); break;
+      case Coll::allGather:
+        r = cxlcclAllGather(send, recv, count, cxlcclFloat, comm_, stream);
+        break;
+      case Coll::broadcast:
+        r = cxlcclBroadcast(send, recv, count, cxlcclFloat, root, comm_, stream);
+        break;
+      case Coll::gather:
+        r = cxlcclGather(send, recv, count, cxlcclFloat, root, comm_, stream);
+        break;
+      case Coll::scatter:
+        r = cxlcclScatter(send, recv, count, cxlcclFloat, root, comm_, stream);
+        break;
+      case Coll::reduce:
+        r = cxlcclReduce(send, recv, count, cxlcclFloat, cxlcclSum, root, comm_, stream);
+        break;
+      case Coll::allReduce:
+        r = cxlcclAllReduce(send, recv, count, cxlcclFloat, cxlcclSum, comm_, stream);
+        break;
+      case Coll::reduceScatter:
+        r = cxlcclReduceScatter(send, recv, count, cxlcclFloat, cxlcclSum, comm_, stream);
+        break;
+      case Coll::allToAll:
+        r = cxlcclAllToAll(send, recv, count, cxlcclFloat, comm_, stream);
+        break;
       case Coll::sendRecv:
         cxlcclGroupStart();
         cxlcclSend(send, count, cxlcclFloat, (rank_ + 1) % n_, comm_, stream);
@@ -116,9 +133,7 @@ class PoolBufferBackend : public OwnBuffersBackend {
     if (send_ != nullptr) cxlcclMemFree(send_);
     if (recv_ != nullptr) cxlcclMemFree(recv_);
   }
-  bool open(std::size_t bytes) {
-    return cxlcclMemAlloc(&send_, bytes) == cxlcclSuccess && cxlcclMemAlloc(&recv_, bytes) == cxlcclSuccess;
-  }
+  bool open(std::size_t bytes) { return cxlcclMemAlloc(&send_, bytes) == cxlcclSuccess && cxlcclMemAlloc(&recv_, bytes) == cxlcclSuccess; }
 
  private:
   void copy(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
@@ -136,8 +151,8 @@ class GpuBackend : public OwnBuffersBackend {
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
   bool open(std::size_t bytes) {
-    return cudaSetDevice(0) == cudaSuccess && cudaStreamCreate(&stream_) == cudaSuccess &&
-           cudaMalloc(&send_, bytes) == cudaSuccess && cudaMalloc(&recv_, bytes) == cudaSuccess;
+    return cudaSetDevice(0) == cudaSuccess && cudaStreamCreate(&stream_) == cudaSuccess && cudaMalloc(&send_, bytes) == cudaSuccess &&
+           cudaMalloc(&recv_, bytes) == cudaSuccess;
   }
 
  private:
@@ -147,8 +162,7 @@ class GpuBackend : public OwnBuffersBackend {
 
 // The rank's backend: host buffers, pool buffers (--pool-buffers) or GPU ones (--gpu); null with
 // a message when impossible.
-std::unique_ptr<collperf::Backend> makeBackend(cxlcclComm_t comm, int rank, int n,
-                                               const std::string& coherence,
+std::unique_ptr<collperf::Backend> makeBackend(cxlcclComm_t comm, int rank, int n, const std::string& coherence,
                                                const collperf::Settings& settings) {
   if (settings.poolBuffers) {
     auto pooled = std::make_unique<PoolBufferBackend>(comm, rank, n, coherence);
@@ -174,10 +188,11 @@ int main(int argc, char** argv) {
   int ranks = 2;
   std::string coherence = "pool";
   if (!collperf::parseSettings(argc, argv, "cxlccl-perf", &settings, &ranks, &coherence)) return 0;
-  int mode = coherence == "pool" ? cxlcclCoherencePool
+  int mode = coherence == "pool"       ? cxlcclCoherencePool
              : coherence == "hardware" ? cxlcclCoherenceHardware
-             : coherence == "flush" ? cxlcclCoherenceFlush
-             : coherence == "simulate" ? cxlcclCoherenceSimulate : -1;
+             : coherence == "flush"    ? cxlcclCoherenceFlush
+             : coherence == "simulate" ? cxlcclCoherenceSimulate
+                                       : -1;
   if (mode < 0 || ranks < 1 || ranks > 64) {
     std::fprintf(stderr, "cxlccl-perf: --coherence pool|hardware|flush|simulate, -g 1..64\n");
     return 2;

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,7 +21,6 @@
 #include <random>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 #include "CollPerf.h"
@@ -47,21 +47,20 @@ std::vector<std::string> split(const std::string& text) {
 }
 
 int usage(int code) {
-  std::fprintf(
-      code == 0 ? stdout : stderr,
-      "usage: cxlccl-delta-perf [-C broadcast,allgather] [-b MIN] [-e MAX] [-f FACTOR] [-g RANKS] [-n ITERS] [--rounds R]\n"
-      "                         [--changed F,F,...] [--adam] [--in-place] [--thp] [--coherence pool|hardware|flush|simulate]\n"
-      "  -b/-e  sizes of the whole vector (K, M, G; default 1M..64M), -f factor between them (4)\n"
-      "  -n     timed calls per row (10), after 5 untimed (the first sends the whole block)\n"
-      "  --rounds R  the three arms in turn R times a row; times are the medians (this machine's copies\n"
-      "             switch between a fast and a slow mode every few minutes)\n"
-      "  --changed  shares of 64-byte lines each writer changes before a call (0.001,0.01,0.1,0.5,1)\n"
-      "  --adam     also: bfloat16 weights after an Adam step each call (the share of lines that\n"
-      "             changed is measured, not chosen)\n"
-      "  --in-place the root's (AllGather: each rank's) send buffer is its receive buffer\n"
-      "  --thp      buffers on transparent huge pages (madvise), as an application's allocator may ask\n"
-      "  -h, --help this text; --version the version\n"
-      "Arms per row: whole (CXLCCL_DELTA off), delta on, delta auto; each on a communicator of its own.\n");
+  std::fprintf(code == 0 ? stdout : stderr,
+               "usage: cxlccl-delta-perf [-C broadcast,allgather] [-b MIN] [-e MAX] [-f FACTOR] [-g RANKS] [-n ITERS] [--rounds R]\n"
+               "                         [--changed F,F,...] [--adam] [--in-place] [--thp] [--coherence pool|hardware|flush|simulate]\n"
+               "  -b/-e  sizes of the whole vector (K, M, G; default 1M..64M), -f factor between them (4)\n"
+               "  -n     timed calls per row (10), after 5 untimed (the first sends the whole block)\n"
+               "  --rounds R  the three arms in turn R times a row; times are the medians (this machine's copies\n"
+               "             switch between a fast and a slow mode every few minutes)\n"
+               "  --changed  shares of 64-byte lines each writer changes before a call (0.001,0.01,0.1,0.5,1)\n"
+               "  --adam     also: bfloat16 weights after an Adam step each call (the share of lines that\n"
+               "             changed is measured, not chosen)\n"
+               "  --in-place the root's (AllGather: each rank's) send buffer is its receive buffer\n"
+               "  --thp      buffers on transparent huge pages (madvise), as an application's allocator may ask\n"
+               "  -h, --help this text; --version the version\n"
+               "Arms per row: whole (CXLCCL_DELTA off), delta on, delta auto; each on a communicator of its own.\n");
   return code;
 }
 
@@ -83,23 +82,36 @@ bool parse(int argc, char** argv, Options* o) {
       }
       return bytes;
     };
-    if (arg == "-C") o->collectives = split(value());
-    else if (arg == "-b") o->minBytes = size(value());
-    else if (arg == "-e") o->maxBytes = size(value());
-    else if (arg == "-f") o->factor = std::atoi(value().c_str());
-    else if (arg == "-g") o->ranks = std::atoi(value().c_str());
-    else if (arg == "-n") o->iters = std::atoi(value().c_str());
-    else if (arg == "--rounds") o->rounds = std::atoi(value().c_str());
-    else if (arg == "--adam") o->adam = true;
-    else if (arg == "--in-place") o->inPlace = true;
-    else if (arg == "--thp") o->hugePages = true;
+    if (arg == "-C")
+      o->collectives = split(value());
+    else if (arg == "-b")
+      o->minBytes = size(value());
+    else if (arg == "-e")
+      o->maxBytes = size(value());
+    else if (arg == "-f")
+      o->factor = std::atoi(value().c_str());
+    else if (arg == "-g")
+      o->ranks = std::atoi(value().c_str());
+    else if (arg == "-n")
+      o->iters = std::atoi(value().c_str());
+    else if (arg == "--rounds")
+      o->rounds = std::atoi(value().c_str());
+    else if (arg == "--adam")
+      o->adam = true;
+    else if (arg == "--in-place")
+      o->inPlace = true;
+    else if (arg == "--thp")
+      o->hugePages = true;
     else if (arg == "--changed") {
       o->changed.clear();
       for (const std::string& f : split(value())) o->changed.push_back(std::atof(f.c_str()));
     } else if (arg == "--coherence") {
       std::string m = value();
-      o->coherence = m == "pool" ? cxlcclCoherencePool : m == "hardware" ? cxlcclCoherenceHardware
-                     : m == "flush" ? cxlcclCoherenceFlush : m == "simulate" ? cxlcclCoherenceSimulate : -1;
+      o->coherence = m == "pool"       ? cxlcclCoherencePool
+                     : m == "hardware" ? cxlcclCoherenceHardware
+                     : m == "flush"    ? cxlcclCoherenceFlush
+                     : m == "simulate" ? cxlcclCoherenceSimulate
+                                       : -1;
     } else if (arg == "-h" || arg == "--help") {
       std::exit(usage(0));
     } else if (arg == "--version") {
@@ -110,13 +122,14 @@ bool parse(int argc, char** argv, Options* o) {
       std::exit(usage(2));
     }
   }
-  bool collsOk = std::all_of(o->collectives.begin(), o->collectives.end(),
-                             [](const std::string& c) { return c == "broadcast" || c == "allgather"; });
+  bool collsOk =
+      std::all_of(o->collectives.begin(), o->collectives.end(), [](const std::string& c) { return c == "broadcast" || c == "allgather"; });
   bool sharesOk = std::all_of(o->changed.begin(), o->changed.end(), [](double f) { return f >= 0 && f <= 1; });
   if (!collsOk || !sharesOk || o->coherence < 0 || o->factor < 2 || o->ranks < 2 || o->ranks > 64 || o->iters < 1 || o->rounds < 1 ||
       o->minBytes < 4096 || o->maxBytes < o->minBytes) {
-    std::fprintf(stderr, "cxlccl-delta-perf: need -C of broadcast/allgather, --changed in 0..1, -f >= 2, "
-                         "-g 2..64, -n >= 1, 4K <= -b <= -e, a known --coherence\n");
+    std::fprintf(stderr,
+                 "cxlccl-delta-perf: need -C of broadcast/allgather, --changed in 0..1, -f >= 2, "
+                 "-g 2..64, -n >= 1, 4K <= -b <= -e, a known --coherence\n");
     return false;
   }
   return true;
@@ -126,8 +139,7 @@ bool parse(int argc, char** argv, Options* o) {
 // (one byte each), or an Adam step on bfloat16 weights.
 class Workload {
  public:
-  Workload(std::size_t bytes, double share, bool adam, std::uint64_t seed)
-      : share_(share), adam_(adam), random_(seed), bytes_(bytes) {
+  Workload(std::size_t bytes, double share, bool adam, std::uint64_t seed) : share_(share), adam_(adam), random_(seed), bytes_(bytes) {
     if (!adam_) return;
     std::normal_distribution<float> init(0.0f, 0.02f);
     master_.resize(bytes / 2);
@@ -218,8 +230,8 @@ struct Row {
   double us = 0, poolBytes = 0, changed = -1;
 };
 
-bool runRow(Arm& arm, bool allGather, bool inPlace, bool huge, std::size_t bytes, double share, bool adam, int iters, int rank,
-            int n, Row* row) {
+bool runRow(Arm& arm, bool allGather, bool inPlace, bool huge, std::size_t bytes, double share, bool adam, int iters, int rank, int n,
+            Row* row) {
   const std::size_t block = allGather ? bytes / static_cast<std::size_t>(n) / 64 * 64 : bytes;
   Buffer own(block, huge), recv(allGather ? block * static_cast<std::size_t>(n) : block, huge);
   // In place: the send buffer is this rank's block of the receive buffer.
@@ -263,8 +275,7 @@ bool runRow(Arm& arm, bool allGather, bool inPlace, bool huge, std::size_t bytes
   }
   row->us = maxOver(arm.comm, seconds / iters * 1e6);
   // The tool's own start-together AllReduce moves 8-byte words; left out of the bytes.
-  double moved = static_cast<double>(after.poolBytesWritten - before.poolBytesWritten + after.poolBytesRead -
-                                     before.poolBytesRead);
+  double moved = static_cast<double>(after.poolBytesWritten - before.poolBytesWritten + after.poolBytesRead - before.poolBytesRead);
   row->poolBytes = sumOver(arm.comm, moved) / iters;
   double compared = sumOver(arm.comm, static_cast<double>(after.deltaLinesCompared - before.deltaLinesCompared));
   double changed = sumOver(arm.comm, static_cast<double>(after.deltaLinesChanged - before.deltaLinesChanged));
@@ -284,12 +295,14 @@ int runRank(const Options& o, const cxlcclUniqueId* ids, int rank) {
     }
   }
   if (rank == 0)
-    std::printf("# cxlccl-delta-perf: %d ranks, %s, %d timed calls a row, %d round(s); us: a call, the slowest rank (median\n"
-                "# over the rounds); pool MB: bytes\n"
-                "# written + read in the pool a call, all ranks (cxlcclCommStats); changed: share of lines the\n"
-                "# writers' compares found changed; x whole: the whole call's time over this arm's\n"
-                "#%-10s %11s %9s %11s %10s %10s %8s %8s\n",
-                o.ranks, o.inPlace ? "in place" : "out of place", o.iters, o.rounds, "collective", "size(B)", "changed", "arm", "us", "pool MB", "changed", "x whole");
+    std::printf(
+        "# cxlccl-delta-perf: %d ranks, %s, %d timed calls a row, %d round(s); us: a call, the slowest rank (median\n"
+        "# over the rounds); pool MB: bytes\n"
+        "# written + read in the pool a call, all ranks (cxlcclCommStats); changed: share of lines the\n"
+        "# writers' compares found changed; x whole: the whole call's time over this arm's\n"
+        "#%-10s %11s %9s %11s %10s %10s %8s %8s\n",
+        o.ranks, o.inPlace ? "in place" : "out of place", o.iters, o.rounds, "collective", "size(B)", "changed", "arm", "us", "pool MB",
+        "changed", "x whole");
   std::vector<double> shares = o.changed;
   if (o.adam) shares.push_back(-1);  // the Adam workload
   for (const std::string& coll : o.collectives) {
@@ -299,7 +312,8 @@ int runRank(const Options& o, const cxlcclUniqueId* ids, int rank) {
         std::vector<double> times[3];
         for (int round = 0; round < o.rounds; ++round) {
           for (std::size_t a = 0; a < 3; ++a) {
-            if (!runRow(arms[a], coll == "allgather", o.inPlace, o.hugePages, bytes, share, share < 0, o.iters, rank, o.ranks, &rows[a])) return 1;
+            if (!runRow(arms[a], coll == "allgather", o.inPlace, o.hugePages, bytes, share, share < 0, o.iters, rank, o.ranks, &rows[a]))
+              return 1;
             times[a].push_back(rows[a].us);
           }
         }
@@ -309,13 +323,15 @@ int runRank(const Options& o, const cxlcclUniqueId* ids, int rank) {
         }
         if (rank != 0) continue;
         char label[16];
-        if (share < 0) std::snprintf(label, sizeof label, "adam-bf16");
-        else std::snprintf(label, sizeof label, "%.4g%%", share * 100);
+        if (share < 0)
+          std::snprintf(label, sizeof label, "adam-bf16");
+        else
+          std::snprintf(label, sizeof label, "%.4g%%", share * 100);
         for (std::size_t a = 0; a < 3; ++a) {
           char changed[16] = "-";
           if (rows[a].changed >= 0) std::snprintf(changed, sizeof changed, "%.4f", rows[a].changed);
-          std::printf(" %-10s %11zu %9s %11s %10.1f %10.2f %8s %7.2fx\n", coll.c_str(), bytes, label, arms[a].name,
-                      rows[a].us, rows[a].poolBytes / 1e6, changed, rows[0].us / rows[a].us);
+          std::printf(" %-10s %11zu %9s %11s %10.1f %10.2f %8s %7.2fx\n", coll.c_str(), bytes, label, arms[a].name, rows[a].us,
+                      rows[a].poolBytes / 1e6, changed, rows[0].us / rows[a].us);
         }
         std::fflush(stdout);
       }

@@ -2,10 +2,10 @@
 // Prints "size GB/s" rows; sizes as cxlccl-perf's -b -e -f. With --gpu, the bound for GPU
 // buffers instead: cudaMemcpy between pinned host memory and device 0, host to device and back.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -64,11 +64,16 @@ int main(int argc, char** argv) {
     if (arg == "--gpu") {
       gpu = true;
       --i;
-    } else if (i + 1 >= argc) ok = false;
-    else if (arg == "-b") ok = collperf::parseBytes(argv[i + 1], &minBytes);
-    else if (arg == "-e") ok = collperf::parseBytes(argv[i + 1], &maxBytes);
-    else if (arg == "-f") factor = std::atoi(argv[i + 1]);
-    else ok = false;
+    } else if (i + 1 >= argc)
+      ok = false;
+    else if (arg == "-b")
+      ok = collperf::parseBytes(argv[i + 1], &minBytes);
+    else if (arg == "-e")
+      ok = collperf::parseBytes(argv[i + 1], &maxBytes);
+    else if (arg == "-f")
+      factor = std::atoi(argv[i + 1]);
+    else
+      ok = false;
     if (!ok) {
       std::fprintf(stderr, "usage: cxlccl-memcpy-perf [-b MIN] [-e MAX] [-f FACTOR] [--gpu]\n");
       return 2;

@@ -37,20 +37,34 @@ class MpiBackend : public collperf::Backend {
     void* in = const_cast<float*>(send);
     int r = MPI_SUCCESS;
     switch (coll) {
-      case Coll::allGather: r = MPI_Allgather(in, c, MPI_FLOAT, recv, c, MPI_FLOAT, MPI_COMM_WORLD); break;
+      case Coll::allGather:
+        r = MPI_Allgather(in, c, MPI_FLOAT, recv, c, MPI_FLOAT, MPI_COMM_WORLD);
+        break;
       case Coll::broadcast:  // out of place, as cxlcclBroadcast: the root copies its own
         r = MPI_Bcast(rank_ == root ? in : recv, c, MPI_FLOAT, root, MPI_COMM_WORLD);
         if (rank_ == root) std::memcpy(recv, send, count * sizeof(float));
         break;
-      case Coll::gather: r = MPI_Gather(in, c, MPI_FLOAT, recv, c, MPI_FLOAT, root, MPI_COMM_WORLD); break;
-      case Coll::scatter: r = MPI_Scatter(in, c, MPI_FLOAT, recv, c, MPI_FLOAT, root, MPI_COMM_WORLD); break;
-      case Coll::reduce: r = MPI_Reduce(in, recv, c, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD); break;
-      case Coll::allReduce: r = MPI_Allreduce(in, recv, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-      case Coll::reduceScatter: r = MPI_Reduce_scatter_block(in, recv, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-      case Coll::allToAll: r = MPI_Alltoall(in, c, MPI_FLOAT, recv, c, MPI_FLOAT, MPI_COMM_WORLD); break;
+      case Coll::gather:
+        r = MPI_Gather(in, c, MPI_FLOAT, recv, c, MPI_FLOAT, root, MPI_COMM_WORLD);
+        break;
+      case Coll::scatter:
+        r = MPI_Scatter(in, c, MPI_FLOAT, recv, c, MPI_FLOAT, root, MPI_COMM_WORLD);
+        break;
+      case Coll::reduce:
+        r = MPI_Reduce(in, recv, c, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD);
+        break;
+      case Coll::allReduce:
+        r = MPI_Allreduce(in, recv, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+      case Coll::reduceScatter:
+        r = MPI_Reduce_scatter_block(in, recv, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+      case Coll::allToAll:
+        r = MPI_Alltoall(in, c, MPI_FLOAT, recv, c, MPI_FLOAT, MPI_COMM_WORLD);
+        break;
       case Coll::sendRecv:
-        r = MPI_Sendrecv(in, c, MPI_FLOAT, (rank_ + 1) % n_, 0, recv, c, MPI_FLOAT, (rank_ - 1 + n_) % n_, 0,
-                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        r = MPI_Sendrecv(in, c, MPI_FLOAT, (rank_ + 1) % n_, 0, recv, c, MPI_FLOAT, (rank_ - 1 + n_) % n_, 0, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
         break;
     }
     return r == MPI_SUCCESS;

@@ -3,8 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -56,10 +56,14 @@ std::vector<RankSample> sampleRanks(const Pool& pool, const RegionInfo& region) 
 
 const char* stateName(std::uint64_t state) {
   switch (static_cast<RankState>(state)) {
-    case RankState::absent: return "absent";
-    case RankState::active: return "active";
-    case RankState::left: return "left";
-    case RankState::aborted: return "aborted";
+    case RankState::absent:
+      return "absent";
+    case RankState::active:
+      return "active";
+    case RankState::left:
+      return "left";
+    case RankState::aborted:
+      return "aborted";
   }
   return "?";
 }
@@ -67,9 +71,10 @@ const char* stateName(std::uint64_t state) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Formats, inspects and cleans a libcxlccl pool (a device-DAX, or a file on /dev/shm "
-               "or hugetlbfs, or several of them separated by commas, striped).",
-               "cxlccl-pool"};
+  CLI::App app{
+      "Formats, inspects and cleans a libcxlccl pool (a device-DAX, or a file on /dev/shm "
+      "or hugetlbfs, or several of them separated by commas, striped).",
+      "cxlccl-pool"};
   app.set_version_flag("--version", "cxlccl-pool " MTM_VERSION);
   app.require_subcommand(1);
   std::string path;
@@ -120,10 +125,8 @@ int main(int argc, char** argv) {
   Status status = Pool::openExisting(path, !infoCmd->parsed(), &pool);
   if (!status.ok()) return fail(status);
   if (infoCmd->parsed()) {
-    std::printf("pool %s: %llu bytes, generation %llu, %s, %llu bytes free\n", path.c_str(),
-                static_cast<unsigned long long>(pool->bytes()),
-                static_cast<unsigned long long>(pool->generation()),
-                pool->coherent() ? "coherent (one host)" : "non-coherent (flushes)",
+    std::printf("pool %s: %llu bytes, generation %llu, %s, %llu bytes free\n", path.c_str(), static_cast<unsigned long long>(pool->bytes()),
+                static_cast<unsigned long long>(pool->generation()), pool->coherent() ? "coherent (one host)" : "non-coherent (flushes)",
                 static_cast<unsigned long long>(pool->freeBytes()));
     const PoolMapping& mapping = pool->mapping();
     if (mapping.devices() > 1) {
@@ -136,12 +139,9 @@ int main(int argc, char** argv) {
     for (const RegionInfo& region : pool->regions()) {
       std::string states = region.nranks == 0 ? "buffer (cxlcclMemAlloc)" : "";
       for (const RankSample& r : sampleRanks(*pool, region)) states += cat(stateName(r.state), " ");
-      std::printf("%016llx%016llx %12llu %12llu %6u %8u  %s\n",
-                  static_cast<unsigned long long>(region.nonce.high),
-                  static_cast<unsigned long long>(region.nonce.low),
-                  static_cast<unsigned long long>(region.offset),
-                  static_cast<unsigned long long>(region.bytes), region.nranks, region.creatorPid,
-                  states.c_str());
+      std::printf("%016llx%016llx %12llu %12llu %6u %8u  %s\n", static_cast<unsigned long long>(region.nonce.high),
+                  static_cast<unsigned long long>(region.nonce.low), static_cast<unsigned long long>(region.offset),
+                  static_cast<unsigned long long>(region.bytes), region.nranks, region.creatorPid, states.c_str());
     }
     return 0;
   }
@@ -157,8 +157,7 @@ int main(int argc, char** argv) {
     // A buffer has no heartbeat: it is dead when its process is, as far as this host can tell.
     bool alive = regions[i].nranks == 0 && (kill(static_cast<pid_t>(regions[i].creatorPid), 0) == 0 || errno == EPERM);
     for (std::size_t r = 0; r < after.size() && r < before[i].size(); ++r) {
-      alive |= after[r].state == static_cast<std::uint64_t>(RankState::active) &&
-               after[r].heartbeat != before[i][r].heartbeat;
+      alive |= after[r].state == static_cast<std::uint64_t>(RankState::active) && after[r].heartbeat != before[i][r].heartbeat;
     }
     if (alive) continue;
     status = pool->release(regions[i]);

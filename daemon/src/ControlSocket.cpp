@@ -109,8 +109,10 @@ std::vector<pollfd> ControlServer::pollFds() const {
 void ControlServer::onReady(const std::vector<pollfd>& ready) {
   for (const auto& p : ready) {
     if (p.revents == 0) continue;
-    if (p.fd == fd_.get()) accept();
-    else if (clients_.count(p.fd)) read(p.fd);
+    if (p.fd == fd_.get())
+      accept();
+    else if (clients_.count(p.fd))
+      read(p.fd);
   }
 }
 

@@ -23,8 +23,7 @@ Result<std::unique_ptr<CxlPoolService>> CxlPoolService::open(const std::string& 
     std::string path = spec.substr(at, comma - at);
     struct stat st;
     if (::stat(path.c_str(), &st) != 0)
-      return Error::fromErrno("daemon.cxl_pool: " + path + " (create and format it first: cxlccl-pool format " +
-                                  path + " --size 1G)",
+      return Error::fromErrno("daemon.cxl_pool: " + path + " (create and format it first: cxlccl-pool format " + path + " --size 1G)",
                               errno);
     at = comma + 1;
   }
@@ -32,8 +31,8 @@ Result<std::unique_ptr<CxlPoolService>> CxlPoolService::open(const std::string& 
   cxlccl::Status status = cxlccl::Pool::openExisting(spec, true, &pool);
   if (!status.ok()) return Error("daemon.cxl_pool " + spec + ": " + status.message);
   service->pool_ = std::move(pool);
-  MTM_INFO("cxl pool {}: {} bytes, {} free, {} region(s) in use", spec, service->pool_->bytes(),
-           service->pool_->freeBytes(), service->pool_->regions().size());
+  MTM_INFO("cxl pool {}: {} bytes, {} free, {} region(s) in use", spec, service->pool_->bytes(), service->pool_->freeBytes(),
+           service->pool_->regions().size());
   return service;
 }
 
@@ -41,8 +40,9 @@ CxlPoolService::~CxlPoolService() = default;
 
 Reply CxlPoolService::handle(const ControlRequest& request, const Peer& peer, std::vector<int>* passFds) {
   if (pool_ == nullptr)
-    return Error("mtmd owns no CXL pool: set daemon.cxl_pool in its config to a formatted device "
-                 "(cxlccl-pool format /dev/daxX.Y) and restart it");
+    return Error(
+        "mtmd owns no CXL pool: set daemon.cxl_pool in its config to a formatted device "
+        "(cxlccl-pool format /dev/daxX.Y) and restart it");
   const auto& v = request.numbers;
   if (request.verb == ControlRequest::Verb::CxlPool) {
     const cxlccl::PoolMapping& m = pool_->mapping();
@@ -60,17 +60,14 @@ Reply CxlPoolService::handle(const ControlRequest& request, const Peer& peer, st
                                             {static_cast<std::uint32_t>(peer.pid), static_cast<std::uint32_t>(peer.uid)});
     if (!status.ok()) return Error(status.message);
     MTM_INFO("cxl region {}+{} for {} ranks, uid={} pid={}", region.offset, region.bytes, region.nranks, peer.uid, peer.pid);
-    return "region " + std::to_string(region.offset) + " " + std::to_string(region.bytes) + " " +
-           std::to_string(region.generation) + "\n";
+    return "region " + std::to_string(region.offset) + " " + std::to_string(region.bytes) + " " + std::to_string(region.generation) + "\n";
   }
   if (request.verb == ControlRequest::Verb::CxlFree) {
     for (const cxlccl::RegionInfo& region : pool_->regions()) {
-      if (region.nonce.high != v[0] || region.nonce.low != v[1] || region.offset != v[2] || region.generation != v[3])
-        continue;
+      if (region.nonce.high != v[0] || region.nonce.low != v[1] || region.offset != v[2] || region.generation != v[3]) continue;
       if (peer.uid != 0 && region.ownerUid != peer.uid)
         return Error("permission denied: the region at " + std::to_string(region.offset) + " belongs to uid " +
-                         std::to_string(region.ownerUid) + "; uid " + std::to_string(peer.uid) +
-                         " may only free its own (or run as root)",
+                         std::to_string(region.ownerUid) + "; uid " + std::to_string(peer.uid) + " may only free its own (or run as root)",
                      EPERM);
       cxlccl::Status status = pool_->release(region);
       if (!status.ok()) return Error(status.message);

@@ -10,9 +10,7 @@ namespace {
 // A tier's nodes, most free memory first.
 std::vector<int> byFreeMemory(const config::Tier& tier, const config::Topology& topo) {
   std::vector<int> nodes = tier.nodes;
-  std::stable_sort(nodes.begin(), nodes.end(), [&](int a, int b) {
-    return topo.node(a)->freeBytes > topo.node(b)->freeBytes;
-  });
+  std::stable_sort(nodes.begin(), nodes.end(), [&](int a, int b) { return topo.node(a)->freeBytes > topo.node(b)->freeBytes; });
   return nodes;
 }
 
@@ -24,16 +22,14 @@ std::string tierList(const config::TierMap& tiers) {
 
 }  // namespace
 
-Result<Destination> resolveDestination(std::string_view spec, const config::TierMap& tiers,
-                                       const config::Topology& topo, bool lowerTiers) {
+Result<Destination> resolveDestination(std::string_view spec, const config::TierMap& tiers, const config::Topology& topo, bool lowerTiers) {
   int tierIndex = -1;
   std::vector<int> ordered;
   if (spec.substr(0, 5) == "tier:") {
     const auto which = spec.substr(5);
     for (const auto& t : tiers.tiers)
       if (t.name == which || std::to_string(t.index) == which) tierIndex = t.index;
-    if (tierIndex < 0)
-      return Error("no tier \"" + std::string(which) + "\" (tiers: " + tierList(tiers) + ")");
+    if (tierIndex < 0) return Error("no tier \"" + std::string(which) + "\" (tiers: " + tierList(tiers) + ")");
     ordered = byFreeMemory(tiers.tiers[tierIndex], topo);
   } else {
     auto node = parseUnsigned(spec);
@@ -41,8 +37,8 @@ Result<Destination> resolveDestination(std::string_view spec, const config::Tier
     const int n = static_cast<int>(*node);
     const auto* info = topo.node(n);
     if (info == nullptr || !info->hasMemory)
-      return Error("node " + std::to_string(n) + " is not a memory node of this machine (memory nodes: " +
-                   formatNodeList(topo.memoryNodes()) + ")");
+      return Error("node " + std::to_string(n) +
+                   " is not a memory node of this machine (memory nodes: " + formatNodeList(topo.memoryNodes()) + ")");
     tierIndex = tiers.tierOfNode(n);
     if (tierIndex < 0) return Error("node " + std::to_string(n) + " is in no tier mtm manages (see tiers.list)");
     ordered.push_back(n);

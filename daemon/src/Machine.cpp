@@ -25,9 +25,9 @@ Table tierTable(const config::TierMap& map) {
            {"distance", "distance"},
            {"kernel_tier", "kernel_tier"}});
   for (const auto& tier : map.tiers) {
-    t.addRow({static_cast<int64_t>(tier.index), tier.name, tier.nodes, tier.capacityBytes,
-              tier.totalBytes, tier.freeBytes, tier.kernelReserveBytes, optional(tier.readLatencyNs),
-              optional(tier.readBandwidthMBps), optional(tier.minDistance), optional(tier.kernelTier)});
+    t.addRow({static_cast<int64_t>(tier.index), tier.name, tier.nodes, tier.capacityBytes, tier.totalBytes, tier.freeBytes,
+              tier.kernelReserveBytes, optional(tier.readLatencyNs), optional(tier.readBandwidthMBps), optional(tier.minDistance),
+              optional(tier.kernelTier)});
   }
   return t;
 }
@@ -45,10 +45,9 @@ Table nodeTable(const Machine& m) {
     IntList distances;
     for (const auto& [to, d] : node.distance) distances.values.push_back(d);
     int tier = m.tiers.tierOfNode(node.id);
-    t.addRow({static_cast<int64_t>(node.id), tier >= 0 ? Cell(static_cast<int64_t>(tier)) : Cell(),
-              node.cpus, node.totalBytes, node.freeBytes,
-              node.hmat ? Cell(node.hmat->readLatencyNs) : Cell(),
-              node.hmat ? Cell(node.hmat->readBandwidthMBps) : Cell(), distances});
+    t.addRow({static_cast<int64_t>(node.id), tier >= 0 ? Cell(static_cast<int64_t>(tier)) : Cell(), node.cpus, node.totalBytes,
+              node.freeBytes, node.hmat ? Cell(node.hmat->readLatencyNs) : Cell(), node.hmat ? Cell(node.hmat->readBandwidthMBps) : Cell(),
+              distances});
   }
   return t;
 }
@@ -116,11 +115,9 @@ std::string renderMachine(const Machine& m, Format format) {
 void logMachine(const Machine& m) {
   for (const auto& note : allNotes(m)) MTM_INFO("tiers note=\"{}\"", note);
   for (const auto& t : m.tiers.tiers) {
-    MTM_INFO("tier index={} name={} nodes={} capacity={} free={} kernel_reserve={} latency_ns={} source={}", t.index,
-             t.name, formatNodeList(t.nodes), formatBytes(t.capacityBytes), formatBytes(t.freeBytes),
-             formatBytes(t.kernelReserveBytes),
-             t.readLatencyNs ? std::to_string(*t.readLatencyNs) : "-",
-             config::tierSourceName(m.tiers.source));
+    MTM_INFO("tier index={} name={} nodes={} capacity={} free={} kernel_reserve={} latency_ns={} source={}", t.index, t.name,
+             formatNodeList(t.nodes), formatBytes(t.capacityBytes), formatBytes(t.freeBytes), formatBytes(t.kernelReserveBytes),
+             t.readLatencyNs ? std::to_string(*t.readLatencyNs) : "-", config::tierSourceName(m.tiers.source));
   }
 }
 

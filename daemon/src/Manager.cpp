@@ -21,9 +21,7 @@ uint64_t pagesOf(const std::vector<MoveRequest>& requests) {
   return n;
 }
 
-const char* kindName(MoveKind kind) {
-  return kind == MoveKind::Promotion ? "promote" : kind == MoveKind::Demotion ? "demote" : "move";
-}
+const char* kindName(MoveKind kind) { return kind == MoveKind::Promotion ? "promote" : kind == MoveKind::Demotion ? "demote" : "move"; }
 
 // Whether two tier maps group the same nodes the same way (free memory may differ).
 bool sameTiers(const config::TierMap& a, const config::TierMap& b) {
@@ -74,8 +72,8 @@ Status Manager::build(const Built* kept) {
   tierStats_.assign(machine_.tiers.tiers.size(), {});
   std::string sources;
   for (const auto& s : profiler_->activeSources()) sources += (sources.empty() ? "" : ",") + s;
-  MTM_INFO("manager policy={} mover={} sources={} interval_ms={} budget={:.2f}%{}{}", config_.policy.name,
-           config_.migration.mover, sources, config_.profiler.intervalMs, config_.profiler.budget * 100,
+  MTM_INFO("manager policy={} mover={} sources={} interval_ms={} budget={:.2f}%{}{}", config_.policy.name, config_.migration.mover, sources,
+           config_.profiler.intervalMs, config_.profiler.budget * 100,
            kept && kept->profiler ? " (profiler kept: regions and their history)" : "",
            kept && kept->policy ? " (policy kept: its memory of moves)" : "");
   return {};
@@ -173,8 +171,7 @@ void Manager::attachConfigTargets() {
   unattachable_ = std::move(failed);
 }
 
-void Manager::account(const MoveStats& stats, const std::vector<MoveRequest>& requests,
-                      MoveKind kind) {
+void Manager::account(const MoveStats& stats, const std::vector<MoveRequest>& requests, MoveKind kind) {
   // Requests of one call may span targets; pages are credited to each request's target in
   // proportion to its share of the call (the mover reports per call).
   const uint64_t requested = std::max<uint64_t>(1, stats.pagesRequested);
@@ -188,8 +185,7 @@ void Manager::account(const MoveStats& stats, const std::vector<MoveRequest>& re
     for (const auto& [err, pages] : stats.failed)
       if (auto n = static_cast<uint64_t>(std::llround(share * double(pages)))) it->second.failedByErrno[err] += n;
     const int tier = machine_.tiers.tierOfNode(r.toNode);
-    if (tier >= 0)
-      (kind == MoveKind::Promotion ? tierStats_[tier].promotedInPages : tierStats_[tier].demotedInPages) += moved;
+    if (tier >= 0) (kind == MoveKind::Promotion ? tierStats_[tier].promotedInPages : tierStats_[tier].demotedInPages) += moved;
   }
   for (const auto& e : stats.errors) MTM_WARN("{}: {}", kindName(kind), e);
 }
@@ -330,11 +326,12 @@ void Manager::finishMoves(IntervalReport& rep) {
   }
   rep.thpCollapsed += m.thpCollapsed;
   lastMoves_ = rep;
-  MTM_DEBUG("moves of interval={} done: promoted={} demoted={} failed={} cancelled={} thp_split={} thp_collapsed={} "
-            "move_rate_mib_s={:.0f}",
-            m.interval, m.promoted.pagesMoved, m.demoted.pagesMoved, m.promoted.pagesFailed() + m.demoted.pagesFailed(),
-            m.promoted.pagesCancelled + m.demoted.pagesCancelled, m.promoted.thpSplit + m.demoted.thpSplit, m.thpCollapsed,
-            moveBytesPerSecond_ / double(1 << 20));
+  MTM_DEBUG(
+      "moves of interval={} done: promoted={} demoted={} failed={} cancelled={} thp_split={} thp_collapsed={} "
+      "move_rate_mib_s={:.0f}",
+      m.interval, m.promoted.pagesMoved, m.demoted.pagesMoved, m.promoted.pagesFailed() + m.demoted.pagesFailed(),
+      m.promoted.pagesCancelled + m.demoted.pagesCancelled, m.promoted.thpSplit + m.demoted.thpSplit, m.thpCollapsed,
+      moveBytesPerSecond_ / double(1 << 20));
   moves_.reset();
 }
 

@@ -33,9 +33,18 @@ struct ManagerFigures {
 };
 
 ManagerFigures figuresOf(const Manager& m) {
-  return {m.config().policy.name,  m.config().migration.mover, m.config().source, m.config().profiler.budget,
-          m.machine().tiers.tiers, m.tierTotals(0),            m.tierStats(),     m.targets(),
-          m.totals(),              m.lastSnapshot().regions.size(), m.profiler().activeSources(), m.pagesInFlight(),
+  return {m.config().policy.name,
+          m.config().migration.mover,
+          m.config().source,
+          m.config().profiler.budget,
+          m.machine().tiers.tiers,
+          m.tierTotals(0),
+          m.tierStats(),
+          m.targets(),
+          m.totals(),
+          m.lastSnapshot().regions.size(),
+          m.profiler().activeSources(),
+          m.pagesInFlight(),
           m.moveBytesPerSecond()};
 }
 
@@ -63,7 +72,8 @@ prometheus::Family<prometheus::Counter>& counter(prometheus::Registry& r, const 
 void renderTiers(prometheus::Registry& r, const ManagerFigures& m) {
   auto& capacity = gauge(r, "mtm_tier_capacity_bytes", "Memory mtm may fill in the tier (tiers.list[].capacity, else all of it)");
   auto& free = gauge(r, "mtm_tier_free_bytes", "Free memory of the tier's nodes, read at the last interval");
-  auto& reserve = gauge(r, "mtm_tier_kernel_reserve_bytes", "Memory the kernel keeps free for itself in the tier (min_free_kbytes, lowmem reserve)");
+  auto& reserve =
+      gauge(r, "mtm_tier_kernel_reserve_bytes", "Memory the kernel keeps free for itself in the tier (min_free_kbytes, lowmem reserve)");
   auto& low = gauge(r, "mtm_tier_low_watermark_ratio", "Effective low watermark: promotion into the tier stops below this free share");
   auto& managed = gauge(r, "mtm_tier_managed_bytes", "Profiled memory of the managed processes in the tier");
   auto& promotedIn = counter(r, "mtm_tier_promoted_in_pages_total", "4 KiB pages promoted into the tier");
@@ -89,7 +99,8 @@ void renderTargets(prometheus::Registry& r, const ManagerFigures& m) {
   auto& hotTop = gauge(r, "mtm_target_hot_top_tier_bytes", "Hot memory of a managed process that is in the fastest tier");
   auto& promoted = counter(r, "mtm_target_promoted_pages_total", "4 KiB pages of the process promoted since it was attached");
   auto& demoted = counter(r, "mtm_target_demoted_pages_total", "4 KiB pages of the process demoted since it was attached");
-  auto& pingPong = counter(r, "mtm_target_pingpong_pages_total", "4 KiB pages moved back the way they came within policy.pingpong_window_s");
+  auto& pingPong =
+      counter(r, "mtm_target_pingpong_pages_total", "4 KiB pages moved back the way they came within policy.pingpong_window_s");
   auto& failed = counter(r, "mtm_target_failed_pages_total", "4 KiB pages of the process that did not move, by errno");
   count.Add({}).Set(double(m.targets.size()));
   for (const auto& [pid, t] : m.targets) {
@@ -115,16 +126,16 @@ void renderTargets(prometheus::Registry& r, const ManagerFigures& m) {
 void renderProfilerAndMover(prometheus::Registry& r, const ManagerFigures& m) {
   const auto& totals = m.totals;
   counter(r, "mtm_intervals_total", "Profiling and placement intervals run").Add({}).Increment(double(totals.intervals));
-  counter(r, "mtm_profiler_checks_total", "Page checks the profiler spent (accessed bits, samples)").Add({}).Increment(double(totals.profilerChecks));
+  counter(r, "mtm_profiler_checks_total", "Page checks the profiler spent (accessed bits, samples)")
+      .Add({})
+      .Increment(double(totals.profilerChecks));
   counter(r, "mtm_profiler_cpu_seconds_total", "CPU time the profiler spent").Add({}).Increment(double(totals.profilerCpuNs) / 1e9);
-  gauge(r, "mtm_profiler_budget_ratio", "The profiler's budget: CPU time per second of one core (profiler.budget)")
-      .Add({}).Set(m.budget);
+  gauge(r, "mtm_profiler_budget_ratio", "The profiler's budget: CPU time per second of one core (profiler.budget)").Add({}).Set(m.budget);
   gauge(r, "mtm_profiler_regions", "Regions the profiler tracked at the last interval").Add({}).Set(double(m.regions));
   auto& sources = gauge(r, "mtm_profiler_source_info", "Access sources the profiler runs (1 each)");
   for (const auto& s : m.sources) sources.Add({{"source", s}}).Set(1);
   gauge(r, "mtm_mover_pages_in_flight", "4 KiB pages handed to the move worker and not yet done").Add({}).Set(double(m.pagesInFlight));
-  gauge(r, "mtm_mover_rate_bytes_per_second", "The mover's measured rate, smoothed over intervals")
-      .Add({}).Set(m.moveBytesPerSecond);
+  gauge(r, "mtm_mover_rate_bytes_per_second", "The mover's measured rate, smoothed over intervals").Add({}).Set(m.moveBytesPerSecond);
 }
 
 void renderKernel(prometheus::Registry& r, const KernelFs& fs) {
@@ -166,7 +177,8 @@ std::function<std::string()> MetricsRecorder::capture(const Manager& manager, co
     prometheus::Registry now;
     gauge(now, "mtm_build_info", "mtm's version (1)").Add({{"version", MTM_VERSION}}).Set(1);
     gauge(now, "mtm_config_info", "The policy and mover of the config in use (1)")
-        .Add({{"policy", m->policy}, {"mover", m->mover}, {"config", m->configSource}}).Set(1);
+        .Add({{"policy", m->policy}, {"mover", m->mover}, {"config", m->configSource}})
+        .Set(1);
     renderTiers(now, *m);
     renderTargets(now, *m);
     renderProfilerAndMover(now, *m);

@@ -1,5 +1,5 @@
-#include "mtm/UniqueFd.h"
 #include "mtm/daemon/MetricsServer.h"
+#include "mtm/UniqueFd.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -57,8 +57,8 @@ Result<UniqueFd> listenTcp(const config::ListenAddress& at, const std::string& s
 
 std::string httpReply(const std::string& status, const std::string& contentType, const std::string& body, bool head,
                       const std::string& extraHeaders = "") {
-  return "HTTP/1.1 " + status + "\r\nContent-Type: " + contentType + "\r\nContent-Length: " + std::to_string(body.size()) +
-         "\r\n" + extraHeaders + "Connection: close\r\n\r\n" + (head ? "" : body);
+  return "HTTP/1.1 " + status + "\r\nContent-Type: " + contentType + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
+         extraHeaders + "Connection: close\r\n\r\n" + (head ? "" : body);
 }
 
 struct Client {
@@ -170,8 +170,10 @@ void MetricsServer::run() {
         }
         c.in.append(buf, static_cast<size_t>(n));
         const auto end = c.in.find("\r\n\r\n");
-        if (end != std::string::npos) c.out = respond(c.in.substr(0, end));
-        else if (c.in.size() > kMaxHttpRequest) c.out = httpReply("431 Request Header Fields Too Large", "text/plain", "request too large\n", false);
+        if (end != std::string::npos)
+          c.out = respond(c.in.substr(0, end));
+        else if (c.in.size() > kMaxHttpRequest)
+          c.out = httpReply("431 Request Header Fields Too Large", "text/plain", "request too large\n", false);
         continue;
       }
       const ssize_t n = ::send(fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);

@@ -37,10 +37,9 @@ Table statsTable(const MoveStats& s) {
            {"move_pages_calls", "calls"},
            {"seconds", "time[s]"},
            {"rate_bytes_per_s", "rate[MiB/s]", kMiB}});
-  t.addRow({s.pagesRequested * kPage, s.pagesMoved * kPage, s.pagesToFallback * kPage, failedWith(s, EBUSY),
-            failedWith(s, ENOMEM), failedWith(s, EACCES), failedWith(s, EFAULT), failedWith(s, ENOENT), other,
-            s.pagesDeferred, s.pagesCancelled, s.retries, s.thpMovedWhole, s.thpSplit, s.hugetlbMoved, s.calls,
-            std::chrono::duration<double>(s.elapsed).count(), s.bytesPerSecond()});
+  t.addRow({s.pagesRequested * kPage, s.pagesMoved * kPage, s.pagesToFallback * kPage, failedWith(s, EBUSY), failedWith(s, ENOMEM),
+            failedWith(s, EACCES), failedWith(s, EFAULT), failedWith(s, ENOENT), other, s.pagesDeferred, s.pagesCancelled, s.retries,
+            s.thpMovedWhole, s.thpSplit, s.hugetlbMoved, s.calls, std::chrono::duration<double>(s.elapsed).count(), s.bytesPerSecond()});
   return t;
 }
 
@@ -53,8 +52,8 @@ Table nodeTable(const std::map<int, migrate::NodePages>& byNode, const config::T
            {"total_bytes", "total[MiB]", kMiB}});
   for (const auto& [node, pages] : byNode) {
     const int tier = tiers.tierOfNode(node);
-    t.addRow({static_cast<int64_t>(node), tier >= 0 ? Cell(static_cast<int64_t>(tier)) : Cell(),
-              pages.base * kPage, pages.thp * kPage, pages.hugetlb * kPage, pages.total() * kPage});
+    t.addRow({static_cast<int64_t>(node), tier >= 0 ? Cell(static_cast<int64_t>(tier)) : Cell(), pages.base * kPage, pages.thp * kPage,
+              pages.hugetlb * kPage, pages.total() * kPage});
   }
   return t;
 }
@@ -108,18 +107,17 @@ std::string renderPlacement(const migrate::Placement& p, const config::TierMap& 
     std::string byNode;
     char buf[48];
     for (const auto& [node, pages] : v.byNode) {
-      std::snprintf(buf, sizeof buf, "%s%d:%.1f", byNode.empty() ? "" : " ", node,
-                    static_cast<double>(pages.total() * kPage) / kMiB);
+      std::snprintf(buf, sizeof buf, "%s%d:%.1f", byNode.empty() ? "" : " ", node, static_cast<double>(pages.total() * kPage) / kMiB);
       byNode += buf;
     }
-    vmas.addRow({hex(v.vma.start), hex(v.vma.end), v.vma.perms, v.vma.path.empty() ? "[anon]" : v.vma.path,
-                 v.vma.end - v.vma.start, v.notPresent * kPage, byNode.empty() ? "-" : byNode});
+    vmas.addRow({hex(v.vma.start), hex(v.vma.end), v.vma.perms, v.vma.path.empty() ? "[anon]" : v.vma.path, v.vma.end - v.vma.start,
+                 v.notPresent * kPage, byNode.empty() ? "-" : byNode});
   }
   if (format == Format::Csv) return nodeTable(p.byNode, tiers).renderCsv();
   if (format == Format::Text) {
-    return "pid " + std::to_string(p.pid) + ": resident pages by node (THPs found by " +
-           p.thpDetection + ")\n" + nodeTable(p.byNode, tiers).renderText() + "\nnot present: " +
-           formatBytes(p.notPresent * kPage) + "\n\nby VMA:\n" + vmas.renderText();
+    return "pid " + std::to_string(p.pid) + ": resident pages by node (THPs found by " + p.thpDetection + ")\n" +
+           nodeTable(p.byNode, tiers).renderText() + "\nnot present: " + formatBytes(p.notPresent * kPage) + "\n\nby VMA:\n" +
+           vmas.renderText();
   }
   JsonWriter w;
   w.beginObject();

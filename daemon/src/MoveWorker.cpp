@@ -10,9 +10,7 @@
 
 namespace mtm::daemon {
 
-MoveWorker::MoveWorker() : done_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), thread_([this] { run(); }) {
-  MTM_CHECK(done_);
-}
+MoveWorker::MoveWorker() : done_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), thread_([this] { run(); }) { MTM_CHECK(done_); }
 
 MoveWorker::~MoveWorker() {
   {

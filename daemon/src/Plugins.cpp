@@ -22,8 +22,7 @@ std::string section(const char* title) {
 }  // namespace
 
 std::string listPlugins() {
-  return section<profiler::Source>("profiler sources") + section<policy::Policy>("policies") +
-         section<migrate::Mover>("movers");
+  return section<profiler::Source>("profiler sources") + section<policy::Policy>("policies") + section<migrate::Mover>("movers");
 }
 
 }  // namespace mtm::daemon

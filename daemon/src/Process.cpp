@@ -61,8 +61,9 @@ Status checkManageable(const ProcessIdentity& id) {
   const std::string who = "pid " + std::to_string(id.pid) + " (" + id.comm + ")";
   if (id.kernelThread) return Error(who + " is a kernel thread: it has no user memory to manage", EINVAL);
   if (id.tgid != id.pid)
-    return Error(who + " is a thread of process " + std::to_string(id.tgid) + ": name the process (its memory is shared by all its threads)",
-                 EINVAL);
+    return Error(
+        who + " is a thread of process " + std::to_string(id.tgid) + ": name the process (its memory is shared by all its threads)",
+        EINVAL);
   return {};
 }
 

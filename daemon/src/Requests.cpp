@@ -9,8 +9,9 @@ namespace mtm::daemon {
 namespace {
 
 Error notAllowed(int pid, uid_t owner, const Peer& peer) {
-  return Error("permission denied: pid " + std::to_string(pid) + " belongs to uid " + std::to_string(owner) +
-               "; uid " + std::to_string(peer.uid) + " may only steer its own processes (or run as root)", EPERM);
+  return Error("permission denied: pid " + std::to_string(pid) + " belongs to uid " + std::to_string(owner) + "; uid " +
+                   std::to_string(peer.uid) + " may only steer its own processes (or run as root)",
+               EPERM);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-#include "mtm/UniqueFd.h"
 #include "mtm/daemon/Service.h"
+#include "mtm/UniqueFd.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -20,8 +20,7 @@ Result<InstanceLock> InstanceLock::acquire(const std::string& path) {
   if (!dir.empty()) std::filesystem::create_directories(dir, ec);
   UniqueFd lock(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
   const int fd = lock.get();
-  if (!lock)
-    return Error::fromErrno("cannot open the lock file " + path + " (set daemon.lock_file to a writable place)", errno);
+  if (!lock) return Error::fromErrno("cannot open the lock file " + path + " (set daemon.lock_file to a writable place)", errno);
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     char buf[32] = {};

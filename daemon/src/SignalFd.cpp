@@ -12,8 +12,7 @@ Result<SignalFd> SignalFd::open(const std::vector<int>& signals) {
   sigset_t set;
   sigemptyset(&set);
   for (int s : signals) sigaddset(&set, s);
-  if (int err = pthread_sigmask(SIG_BLOCK, &set, nullptr); err != 0)
-    return Error::fromErrno("block signals", err);
+  if (int err = pthread_sigmask(SIG_BLOCK, &set, nullptr); err != 0) return Error::fromErrno("block signals", err);
   int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   if (fd < 0) return Error::fromErrno("signalfd", errno);
   return SignalFd(fd);

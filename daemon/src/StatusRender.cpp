@@ -29,24 +29,28 @@ std::vector<uint64_t> Manager::tierTotals(uid_t viewer) const {
 std::string Manager::residencyLine() const {
   const auto perTier = tierTotals(0);
   std::string line = fmt::format("t={:.0f}s", last_.seconds);
-  for (size_t i = 0; i < perTier.size(); ++i)
-    line += fmt::format(" {}={}", machine_.tiers.tiers[i].name, formatBytes(perTier[i]));
+  for (size_t i = 0; i < perTier.size(); ++i) line += fmt::format(" {}={}", machine_.tiers.tiers[i].name, formatBytes(perTier[i]));
   return line;
 }
 
 std::string Manager::renderStatus(Format format, uid_t viewer) const {
-  Table tiers({{"tier", "tier"}, {"name", "name"}, {"nodes", "nodes"}, {"capacity_bytes", "capacity[MiB]", 1 << 20},
-               {"free_bytes", "free[MiB]", 1 << 20}, {"managed_bytes", "managed[MiB]", 1 << 20},
-               {"promoted_in_pages", "promoted_in"}, {"demoted_in_pages", "demoted_in"}});
+  Table tiers({{"tier", "tier"},
+               {"name", "name"},
+               {"nodes", "nodes"},
+               {"capacity_bytes", "capacity[MiB]", 1 << 20},
+               {"free_bytes", "free[MiB]", 1 << 20},
+               {"managed_bytes", "managed[MiB]", 1 << 20},
+               {"promoted_in_pages", "promoted_in"},
+               {"demoted_in_pages", "demoted_in"}});
   const auto managed = tierTotals(viewer);
   for (const auto& t : machine_.tiers.tiers)
-    tiers.addRow({int64_t{t.index}, t.name, t.nodes, t.capacityBytes, t.freeBytes, managed[t.index],
-                  tierStats_[t.index].promotedInPages, tierStats_[t.index].demotedInPages});
+    tiers.addRow({int64_t{t.index}, t.name, t.nodes, t.capacityBytes, t.freeBytes, managed[t.index], tierStats_[t.index].promotedInPages,
+                  tierStats_[t.index].demotedInPages});
 
   std::vector<Column> cols{{"pid", "pid"}, {"comm", "comm"}, {"uid", "uid"}, {"origin", "origin"}, {"hot_bytes", "hot[MiB]", 1 << 20}};
   for (const auto& t : machine_.tiers.tiers) cols.push_back({t.name + "_bytes", t.name + "[MiB]", 1 << 20});
-  for (Column c : {Column{"promoted_pages", "promoted"}, Column{"demoted_pages", "demoted"},
-                   Column{"pingpong_pages", "pingpong"}, Column{"failed_pages", "failed"}, Column{"failed_why", "why"}})
+  for (Column c : {Column{"promoted_pages", "promoted"}, Column{"demoted_pages", "demoted"}, Column{"pingpong_pages", "pingpong"},
+                   Column{"failed_pages", "failed"}, Column{"failed_why", "why"}})
     cols.push_back(c);
   Table targets(cols);
   for (const auto& [pid, t] : targets_) {
@@ -79,9 +83,9 @@ std::string Manager::renderStatus(Format format, uid_t viewer) const {
   std::string out = fmt::format(
       "policy {}{}, mover {}, interval {} ({:.0f} s), profiler {:.2f}% of one core, {} target(s)\n"
       "last moves: promoted {:.1f} MiB, demoted {:.1f} MiB, failed {} pages{}\n\n",
-      config_.policy.name, config_.migration.dryRun ? " (dry run)" : "", config_.migration.mover, last_.interval,
-      last_.seconds, cpu * 100, targets.rowCount(), double(lastMoves_.promotedPages) * mib,
-      double(lastMoves_.demotedPages) * mib, lastMoves_.failedPages, worker_.busy() ? "; more moving now" : "");
+      config_.policy.name, config_.migration.dryRun ? " (dry run)" : "", config_.migration.mover, last_.interval, last_.seconds, cpu * 100,
+      targets.rowCount(), double(lastMoves_.promotedPages) * mib, double(lastMoves_.demotedPages) * mib, lastMoves_.failedPages,
+      worker_.busy() ? "; more moving now" : "");
   out += tiers.renderText() + "\n";
   out += targets.rowCount() ? targets.renderText() : "no managed processes\n";
   return out;

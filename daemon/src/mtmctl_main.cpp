@@ -9,12 +9,11 @@ int main(int argc, char** argv) {
   CLI::App app{"mtmctl: inspect and steer mtm, the tiered-memory manager.", "mtmctl"};
   app.require_subcommand(1);
   ctl::Global global;
-  app.add_option("-c,--config", global.configPath, "YAML config file (default: the embedded default)")
-      ->check(CLI::ExistingFile);
-  app.add_option("--kernel-root", global.kernelRoot,
-                 "Read /sys and /proc under DIR instead of / (a captured machine)")
+  app.add_option("-c,--config", global.configPath, "YAML config file (default: the embedded default)")->check(CLI::ExistingFile);
+  app.add_option("--kernel-root", global.kernelRoot, "Read /sys and /proc under DIR instead of / (a captured machine)")
       ->check(CLI::ExistingDirectory);
-  app.add_flag("-v,--verbose", global.verbosity, "Log what mtmctl does to stderr: -v info, -vv debug (an embedded manager's "
+  app.add_flag("-v,--verbose", global.verbosity,
+               "Log what mtmctl does to stderr: -v info, -vv debug (an embedded manager's "
                "profiler and mover lines included)");
   app.set_version_flag("--version", "mtmctl " MTM_VERSION);
 
@@ -45,9 +44,9 @@ int main(int argc, char** argv) {
       "  mtmctl -vv run --embedded -- ./workload          manage it here, with the debug log");
 
   if (int rc = parseCommandLine(app, argc, argv); rc >= 0) return rc;
-  mtm::log::setup("mtmctl", global.verbosity >= 2 ? spdlog::level::debug
-                          : global.verbosity == 1 ? spdlog::level::info
-                                                  : spdlog::level::warn);
+  mtm::log::setup("mtmctl", global.verbosity >= 2   ? spdlog::level::debug
+                            : global.verbosity == 1 ? spdlog::level::info
+                                                    : spdlog::level::warn);
   for (const auto& c : commands) {
     if (!c.app->parsed()) continue;
     if (const auto* format = c.app->get_option_no_throw("--format"); format && format->count() > 0)

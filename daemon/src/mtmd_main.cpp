@@ -20,15 +20,15 @@
 #include "mtm/daemon/Cli.h"
 #include "mtm/daemon/ControlRequest.h"
 #include "mtm/daemon/ControlSocket.h"
-#include "mtm/daemon/IntervalClock.h"
 #include "mtm/daemon/CxlPool.h"
+#include "mtm/daemon/IntervalClock.h"
 #include "mtm/daemon/Machine.h"
 #include "mtm/daemon/Manager.h"
 #include "mtm/daemon/MetricsRender.h"
 #include "mtm/daemon/MetricsServer.h"
+#include "mtm/daemon/Plugins.h"
 #include "mtm/daemon/Requests.h"
 #include "mtm/daemon/Service.h"
-#include "mtm/daemon/Plugins.h"
 #include "mtm/daemon/SignalFd.h"
 
 namespace {
@@ -91,8 +91,8 @@ std::unique_ptr<daemon::MetricsServer> openMetrics(const std::string& spec) {
 }
 
 std::string statusLine(const daemon::Manager& m, const daemon::IntervalReport& r) {
-  return fmt::format("STATUS={} target(s), interval {}, promoted {} demoted {} pages, profiler {:.2f}% of a core",
-                     r.targets, r.interval, r.promotedPages, r.demotedPages, r.profilerCpu * 100) +
+  return fmt::format("STATUS={} target(s), interval {}, promoted {} demoted {} pages, profiler {:.2f}% of a core", r.targets, r.interval,
+                     r.promotedPages, r.demotedPages, r.profilerCpu * 100) +
          (m.config().migration.dryRun ? " (dry run)" : "");
 }
 
@@ -123,15 +123,15 @@ int runDaemon(const Options& opts) {
   }
   auto& m = **manager;
   auto cxlPool = openCxlPool(cfg.daemon.cxlPool);
-  auto server = daemon::ControlServer::open(cfg.daemon.socket, [&m, &cxlPool](const std::string& request, const daemon::Peer& peer,
-                                                                               std::vector<int>* passFds) {
-    // Escaped: a request is anyone's bytes, and the log is read on terminals.
-    MTM_DEBUG("request uid={} pid={} {}", peer.uid, peer.pid, jsonEscape(request.substr(0, 200)));
-    auto parsed = daemon::parseControlRequest(request);
-    if (!parsed) return daemon::Reply(std::move(parsed).takeError());
-    if (parsed->cxl()) return cxlPool->handle(*parsed, peer, passFds);
-    return daemon::handleRequest(m, *parsed, peer);
-  });
+  auto server = daemon::ControlServer::open(
+      cfg.daemon.socket, [&m, &cxlPool](const std::string& request, const daemon::Peer& peer, std::vector<int>* passFds) {
+        // Escaped: a request is anyone's bytes, and the log is read on terminals.
+        MTM_DEBUG("request uid={} pid={} {}", peer.uid, peer.pid, jsonEscape(request.substr(0, 200)));
+        auto parsed = daemon::parseControlRequest(request);
+        if (!parsed) return daemon::Reply(std::move(parsed).takeError());
+        if (parsed->cxl()) return cxlPool->handle(*parsed, peer, passFds);
+        return daemon::handleRequest(m, *parsed, peer);
+      });
   if (!server) {
     MTM_ERROR("control socket: {}", server.error().message());
     return 1;
@@ -236,10 +236,11 @@ int runDaemon(const Options& opts) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"mtmd: the mtm tiered-memory daemon.\n"
-               "Discovers the memory tiers, profiles the processes it manages and moves their\n"
-               "pages between tiers. Runs in the foreground (systemd: mtmd.service).",
-               "mtmd"};
+  CLI::App app{
+      "mtmd: the mtm tiered-memory daemon.\n"
+      "Discovers the memory tiers, profiles the processes it manages and moves their\n"
+      "pages between tiers. Runs in the foreground (systemd: mtmd.service).",
+      "mtmd"};
   app.footer(
       "Examples:\n"
       "  mtmd                              run with the embedded default config\n"
@@ -247,15 +248,14 @@ int main(int argc, char** argv) {
       "  mtmd --check-config mtm.yaml      validate a config file and exit\n"
       "  mtmd --list-plugins               list profiler sources, policies and movers");
   Options opts;
-  app.add_option("-c,--config", opts.configPath, "YAML config file (default: the embedded default)")
-      ->check(CLI::ExistingFile);
-  app.add_option("--check-config", opts.checkConfig, "Validate FILE, print the result and exit")
-      ->type_name("FILE");
+  app.add_option("-c,--config", opts.configPath, "YAML config file (default: the embedded default)")->check(CLI::ExistingFile);
+  app.add_option("--check-config", opts.checkConfig, "Validate FILE, print the result and exit")->type_name("FILE");
   app.add_flag("--list-plugins", opts.listPlugins, "List the registered plugins and exit");
   app.add_option("--log-level", opts.logLevel, "trace|debug|info|warn|error|off (overrides daemon.log_level)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--kernel-root", opts.kernelRoot, "Read /sys and /proc under DIR (captured trees)")
-      ->check(CLI::ExistingDirectory)->group("");
+      ->check(CLI::ExistingDirectory)
+      ->group("");
   app.set_version_flag("--version", "mtmd " MTM_VERSION);
   if (int rc = mtm::daemon::parseCommandLine(app, argc, argv); rc >= 0) return rc;
 

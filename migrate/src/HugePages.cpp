@@ -8,8 +8,8 @@
 #include <cerrno>
 
 #include "mtm/Log.h"
-#include "mtm/UniqueFd.h"
 #include "mtm/MoveRequest.h"
+#include "mtm/UniqueFd.h"
 
 namespace mtm::migrate {
 namespace {
@@ -19,8 +19,7 @@ struct PageRegion {
   uint64_t start, end, categories;
 };
 struct PmScanArg {
-  uint64_t size, flags, start, end, walkEnd, vec, vecLen, maxPages, categoryInverted, categoryMask,
-      categoryAnyofMask, returnMask;
+  uint64_t size, flags, start, end, walkEnd, vec, vecLen, maxPages, categoryInverted, categoryMask, categoryAnyofMask, returnMask;
 };
 constexpr uint64_t kPageIsHuge = 1 << 6;
 constexpr unsigned long kPagemapScan = _IOWR('f', 16, PmScanArg);
@@ -37,16 +36,19 @@ KernelHugePageFinder::KernelHugePageFinder(std::string procRoot) : procRoot_(std
 
 std::string KernelHugePageFinder::method() const {
   switch (method_) {
-    case Method::PagemapScan: return "pagemap_scan";
-    case Method::KpageFlags: return "kpageflags";
-    case Method::None: return "none";
-    case Method::Unknown: break;
+    case Method::PagemapScan:
+      return "pagemap_scan";
+    case Method::KpageFlags:
+      return "kpageflags";
+    case Method::None:
+      return "none";
+    case Method::Unknown:
+      break;
   }
   return "unknown";
 }
 
-Result<std::vector<HugeExtent>> KernelHugePageFinder::find(int pid, const std::vector<Vma>& vmas,
-                                                           uint64_t start, uint64_t end) {
+Result<std::vector<HugeExtent>> KernelHugePageFinder::find(int pid, const std::vector<Vma>& vmas, uint64_t start, uint64_t end) {
   std::vector<HugeExtent> out;
   // hugetlb mappings: every page of the VMA is a huge page of its KernelPageSize.
   std::vector<std::pair<uint64_t, uint64_t>> thpSpans;  // the rest, where THPs may be
@@ -54,8 +56,7 @@ Result<std::vector<HugeExtent>> KernelHugePageFinder::find(int pid, const std::v
     const uint64_t s = std::max(start, v.start), e = std::min(end, v.end);
     if (s >= e) continue;
     if (v.hugetlb()) {
-      for (uint64_t a = s - (s - v.start) % v.kernelPageSize; a < e; a += v.kernelPageSize)
-        out.push_back({a, v.kernelPageSize, true});
+      for (uint64_t a = s - (s - v.start) % v.kernelPageSize; a < e; a += v.kernelPageSize) out.push_back({a, v.kernelPageSize, true});
     } else if (v.anonHugeBytes > 0 || v.path.empty() || v.path[0] == '[') {
       // Widen to whole THPs so one that straddles a bound is seen.
       thpSpans.push_back({std::max(v.start, s & ~(kThpSize - 1)), std::min(v.end, (e + kThpSize - 1) & ~(kThpSize - 1))});
@@ -70,7 +71,8 @@ Result<std::vector<HugeExtent>> KernelHugePageFinder::find(int pid, const std::v
     Result<std::vector<HugeExtent>> found = std::vector<HugeExtent>{};
     if (method_ == Method::Unknown || method_ == Method::PagemapScan) {
       found = scan(fd.get(), s, e);
-      if (found.ok()) method_ = Method::PagemapScan;
+      if (found.ok())
+        method_ = Method::PagemapScan;
       else if (found.error().errnum() == ENOTTY || found.error().errnum() == EINVAL) {
         method_ = Method::KpageFlags;
         MTM_INFO("thp detection method=kpageflags reason=\"PAGEMAP_SCAN unsupported (Linux < 6.7)\"");
@@ -82,8 +84,10 @@ Result<std::vector<HugeExtent>> KernelHugePageFinder::find(int pid, const std::v
       found = kpageflags(fd.get(), s, e);
       if (!found.ok()) {
         method_ = Method::None;
-        MTM_WARN("thp detection method=none reason=\"{}\": every 4 KiB address is passed; THP tail pages "
-                 "report EBUSY while the THP moves whole", found.error().message());
+        MTM_WARN(
+            "thp detection method=none reason=\"{}\": every 4 KiB address is passed; THP tail pages "
+            "report EBUSY while the THP moves whole",
+            found.error().message());
         found = std::vector<HugeExtent>{};
       }
     }
@@ -110,8 +114,7 @@ Result<std::vector<HugeExtent>> KernelHugePageFinder::scan(int fd, uint64_t star
     if (n < 0) return Error::fromErrno("PAGEMAP_SCAN", errno);
     for (int i = 0; i < n; ++i) {
       // Adjacent THPs come back as one region: cut it into 2 MiB pages.
-      for (uint64_t a = regions[i].start & ~(kThpSize - 1); a < regions[i].end; a += kThpSize)
-        out.push_back({a, kThpSize, false});
+      for (uint64_t a = regions[i].start & ~(kThpSize - 1); a < regions[i].end; a += kThpSize) out.push_back({a, kThpSize, false});
     }
     if (arg.walkEnd <= start) break;
     start = arg.walkEnd;

@@ -9,8 +9,7 @@
 
 namespace mtm::migrate {
 
-long KernelSyscalls::movePages(int pid, unsigned long count, void** pages, const int* nodes, int* status,
-                               int flags) {
+long KernelSyscalls::movePages(int pid, unsigned long count, void** pages, const int* nodes, int* status, int flags) {
   long r = ::move_pages(pid, count, pages, nodes, status, flags);
   return r < 0 ? -errno : r;
 }

@@ -7,9 +7,7 @@
 
 #include "mtm/Log.h"
 
-extern "C" void numa_error(char* where) {
-  mtm::log::get().error("libnuma: {}: {}", where, std::strerror(errno));
-}
+extern "C" void numa_error(char* where) { mtm::log::get().error("libnuma: {}: {}", where, std::strerror(errno)); }
 
 extern "C" void numa_warn(int number, char* fmt, ...) {
   va_list args;

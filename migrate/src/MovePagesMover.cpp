@@ -42,25 +42,30 @@ std::string whatToDo(int err) {
       return ::geteuid() == 0 ? ": refused although running as root (moving another user's pages needs CAP_SYS_NICE)"
                               : ": run as root or as the process's owner (moving another user's pages needs CAP_SYS_NICE)";
     case ESRCH:
-    case ENOENT: return ": the process has exited";
+    case ENOENT:
+      return ": the process has exited";
     case ENODEV:
-    case EINVAL: return ": the destination node has no memory or does not exist";
-    default: return "";
+    case EINVAL:
+      return ": the destination node has no memory or does not exist";
+    default:
+      return "";
   }
 }
 
 // Where each page of one pass ended up.
 struct PassOutcome {
-  std::vector<PageEntry> retry;   // temporary failure: try again
-  std::vector<int> retryErr;      // why, for when retries run out
-  std::vector<PageEntry> full;    // the destination had no room
+  std::vector<PageEntry> retry;  // temporary failure: try again
+  std::vector<int> retryErr;     // why, for when retries run out
+  std::vector<PageEntry> full;   // the destination had no room
 };
 
 // One execute() call: shared by its worker threads.
 class Execution {
  public:
   Execution(Mover::Context& ctx, const Mover::ProgressFn& progress)
-      : ctx_(ctx), progress_(progress), pacer_(ctx.options.maxRateBytes, ctx.options.burst),
+      : ctx_(ctx),
+        progress_(progress),
+        pacer_(ctx.options.maxRateBytes, ctx.options.burst),
         budget_(ctx.options.maxPages == 0 ? UINT64_MAX : ctx.options.maxPages) {}
   ~Execution() {
     for (const auto& [pid, fd] : pidfds_)
@@ -109,8 +114,10 @@ class Execution {
     auto after = ctx_.deps.huge.find(req.pid, vmas, lo, hi);
     if (!after) return std::move(after).takeError();
     for (const auto& thp : list.toSplit) {
-      if (std::find(after->begin(), after->end(), thp) == after->end()) ++stats_.thpSplit;
-      else MTM_WARN("thp split pid={} addr={:#x} result=kept_whole (shared or pinned)", req.pid, thp.start);
+      if (std::find(after->begin(), after->end(), thp) == after->end())
+        ++stats_.thpSplit;
+      else
+        MTM_WARN("thp split pid={} addr={:#x} result=kept_whole (shared or pinned)", req.pid, thp.start);
     }
     return buildPageList(ranges, vmas, *after, false);
   }
@@ -160,7 +167,8 @@ class Execution {
     nodes.insert(nodes.end(), req.fallbackNodes.begin(), req.fallbackNodes.end());
     std::vector<PageEntry> pending = std::move(list->entries);
     for (size_t n = 0; n < nodes.size() && !pending.empty() && !stopped(); ++n) {
-      if (n > 0) MTM_INFO("migrate pid={} fallback to=node{} pages={} reason=\"node{} full\"", req.pid, nodes[n], pagesOf(pending), nodes[n - 1]);
+      if (n > 0)
+        MTM_INFO("migrate pid={} fallback to=node{} pages={} reason=\"node{} full\"", req.pid, nodes[n], pagesOf(pending), nodes[n - 1]);
       pending = moveWithRetries(req.pid, pidfd, std::move(pending), nodes[n], n > 0);
     }
     settle(pending, stopped() ? stopErr_ : ENOMEM);
@@ -235,8 +243,8 @@ class Execution {
         dest.assign(count, node);
         status.assign(count, kNotReached);
         for (size_t i = 0; i < count; ++i) addrs[i] = reinterpret_cast<void*>(entries[first + i].addr);
-        long r = ctx_.deps.sys.movePages(pid, count, addrs.data(), ctx_.options.dryRun ? nullptr : dest.data(),
-                                         status.data(), MPOL_MF_MOVE);
+        long r =
+            ctx_.deps.sys.movePages(pid, count, addrs.data(), ctx_.options.dryRun ? nullptr : dest.data(), status.data(), MPOL_MF_MOVE);
         // A process that exited between the check above and the call reads as EINVAL (no mm).
         if (r < 0 && r != -ENOMEM && ctx_.deps.sys.exited(pidfd)) r = -ESRCH;
         std::lock_guard lock(mu_);
@@ -254,16 +262,19 @@ class Execution {
   }
 
   // Sorts one call's entries into moved, failed, retry and full. Called with mu_ held.
-  void classify(const std::vector<PageEntry>& entries, size_t first, size_t count, const std::vector<int>& status,
-                long ret, int node, bool fallback, PassOutcome& out) {
+  void classify(const std::vector<PageEntry>& entries, size_t first, size_t count, const std::vector<int>& status, long ret, int node,
+                bool fallback, PassOutcome& out) {
     for (size_t i = 0; i < count; ++i) {
       const PageEntry& e = entries[first + i];
       int s = status[i];
       if (s == kNotReached) s = ret < 0 ? static_cast<int>(ret) : -EAGAIN;
       if (ctx_.options.dryRun) {
-        if (s == node) stats_.pagesAlreadyThere += e.pages;
-        else if (s >= 0) stats_.pagesWouldMove += e.pages;
-        else stats_.failed[-s] += e.pages;
+        if (s == node)
+          stats_.pagesAlreadyThere += e.pages;
+        else if (s >= 0)
+          stats_.pagesWouldMove += e.pages;
+        else
+          stats_.failed[-s] += e.pages;
         done_ += e.pages;
         continue;
       }
@@ -303,8 +314,10 @@ class Execution {
   // Final accounting for pages that will not be attempted again.
   void settleLocked(const std::vector<PageEntry>& entries, size_t first, size_t last, int err) {
     for (size_t i = first; i < last; ++i) {
-      if (err == ESRCH || err == ECANCELED) stats_.pagesCancelled += entries[i].pages;
-      else stats_.failed[err] += entries[i].pages;
+      if (err == ESRCH || err == ECANCELED)
+        stats_.pagesCancelled += entries[i].pages;
+      else
+        stats_.failed[err] += entries[i].pages;
       done_ += entries[i].pages;
     }
   }
@@ -347,9 +360,8 @@ MoveStats MovePagesMover::execute(const std::vector<MoveRequest>& requests, cons
 }
 
 namespace {
-const bool kRegistered = Registry<Mover>::add(
-    "move_pages", "move_pages(2): batched, paced, THP-aware, with retries and fallback nodes",
-    [](const Mover::Context& ctx) { return std::make_unique<MovePagesMover>(ctx); });
+const bool kRegistered = Registry<Mover>::add("move_pages", "move_pages(2): batched, paced, THP-aware, with retries and fallback nodes",
+                                              [](const Mover::Context& ctx) { return std::make_unique<MovePagesMover>(ctx); });
 }  // namespace
 
 }  // namespace mtm::migrate

@@ -16,8 +16,8 @@ class NoneMover final : public Mover {
   }
 };
 
-const bool kRegistered = Registry<Mover>::add("none", "moves nothing (observation only)",
-                                              [](const Mover::Context&) { return std::make_unique<NoneMover>(); });
+const bool kRegistered =
+    Registry<Mover>::add("none", "moves nothing (observation only)", [](const Mover::Context&) { return std::make_unique<NoneMover>(); });
 
 }  // namespace
 }  // namespace mtm::migrate

@@ -4,8 +4,8 @@
 
 namespace mtm::migrate {
 
-PageList buildPageList(const std::vector<AddressRange>& ranges, const std::vector<Vma>& vmas,
-                       const std::vector<HugeExtent>& huge, bool splitPartial) {
+PageList buildPageList(const std::vector<AddressRange>& ranges, const std::vector<Vma>& vmas, const std::vector<HugeExtent>& huge,
+                       bool splitPartial) {
   PageList list;
   std::vector<AddressRange> sorted = ranges;
   std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.start < b.start; });
@@ -19,16 +19,15 @@ PageList buildPageList(const std::vector<AddressRange>& ranges, const std::vecto
       uint64_t s = std::max(r.start, v.start), e = std::min(r.end, v.end);
       if (s >= e) continue;
       mapped += e - s;
-      auto h = std::lower_bound(huge.begin(), huge.end(), s,
-                                [](const HugeExtent& x, uint64_t a) { return x.start + x.size <= a; });
+      auto h = std::lower_bound(huge.begin(), huge.end(), s, [](const HugeExtent& x, uint64_t a) { return x.start + x.size <= a; });
       uint64_t a = s;
       while (a < e) {
         if (h != huge.end() && h->start < e && a >= h->start) {
           const bool whole = h->start >= s && h->start + h->size <= e;
           if (h->hugetlb || whole || !splitPartial) {
             if (h->start >= covered)
-              list.entries.push_back({h->start, static_cast<uint32_t>(h->size / kPageSize),
-                                      h->hugetlb ? PageKind::Hugetlb : PageKind::Thp});
+              list.entries.push_back(
+                  {h->start, static_cast<uint32_t>(h->size / kPageSize), h->hugetlb ? PageKind::Hugetlb : PageKind::Thp});
             a = h->start + h->size;
           } else {
             list.toSplit.push_back(*h);

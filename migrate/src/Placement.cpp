@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "mtm/Log.h"
-#include "mtm/migrate/PageList.h"
 #include "mtm/ProcMaps.h"
+#include "mtm/migrate/PageList.h"
 
 namespace mtm::migrate {
 namespace {
@@ -18,16 +18,21 @@ constexpr int kMadvCollapse = 25;
 
 void addPages(NodePages& n, const PageEntry& e) {
   switch (e.kind) {
-    case PageKind::Base: n.base += e.pages; break;
-    case PageKind::Thp: n.thp += e.pages; break;
-    case PageKind::Hugetlb: n.hugetlb += e.pages; break;
+    case PageKind::Base:
+      n.base += e.pages;
+      break;
+    case PageKind::Thp:
+      n.thp += e.pages;
+      break;
+    case PageKind::Hugetlb:
+      n.hugetlb += e.pages;
+      break;
   }
 }
 
 }  // namespace
 
-Result<Placement> queryPlacement(const MoverDeps& deps, int pid, const std::vector<AddressRange>& ranges,
-                                 uint32_t batchPages) {
+Result<Placement> queryPlacement(const MoverDeps& deps, int pid, const std::vector<AddressRange>& ranges, uint32_t batchPages) {
   auto vmas = readProcessVmas(deps.fs, pid);
   if (!vmas) return std::move(vmas).takeError();
   Placement out;
@@ -53,8 +58,7 @@ Result<Placement> queryPlacement(const MoverDeps& deps, int pid, const std::vect
       status.assign(count, -ENOENT);
       for (size_t i = 0; i < count; ++i) addrs[i] = reinterpret_cast<void*>(list.entries[first + i].addr);
       long r = deps.sys.movePages(pid, count, addrs.data(), nullptr, status.data(), 0);
-      if (r < 0)
-        return processFileError(pid, Error::fromErrno("move_pages query", static_cast<int>(-r)));
+      if (r < 0) return processFileError(pid, Error::fromErrno("move_pages query", static_cast<int>(-r)));
       for (size_t i = 0; i < count; ++i) {
         const PageEntry& e = list.entries[first + i];
         if (status[i] >= 0) {
@@ -89,14 +93,14 @@ Result<uint64_t> collapseThps(const MoverDeps& deps, int pid, const std::vector<
       return std::move(huge).takeError();
     }
     for (uint64_t a = (r.start + kThpSize - 1) & ~(kThpSize - 1); a + kThpSize <= r.end; a += kThpSize) {
-      const bool inVma = std::any_of(vmas->begin(), vmas->end(), [&](const Vma& v) {
-        return !v.hugetlb() && v.start <= a && a + kThpSize <= v.end;
-      });
+      const bool inVma =
+          std::any_of(vmas->begin(), vmas->end(), [&](const Vma& v) { return !v.hugetlb() && v.start <= a && a + kThpSize <= v.end; });
       const bool already = std::any_of(huge->begin(), huge->end(), [&](const HugeExtent& h) { return h.start == a; });
       if (!inVma || already) continue;
       ++tried;
       long res = deps.sys.processMadvise(pidfd, {iovec{reinterpret_cast<void*>(a), kThpSize}}, kMadvCollapse);
-      if (res >= 0) ++formed;
+      if (res >= 0)
+        ++formed;
       else {
         lastErr = static_cast<int>(-res);
         MTM_DEBUG("collapse pid={} addr={:#x} error=\"{}\"", pid, a, std::strerror(lastErr));
@@ -105,10 +109,11 @@ Result<uint64_t> collapseThps(const MoverDeps& deps, int pid, const std::vector<
   }
   closeOwn();
   if (tried > 0 && formed == 0) {
-    std::string hint = lastErr == EINVAL ? " (MADV_COLLAPSE needs Linux 6.1+ and THP enabled)"
+    std::string hint = lastErr == EINVAL  ? " (MADV_COLLAPSE needs Linux 6.1+ and THP enabled)"
                        : lastErr == EPERM ? " (needs CAP_SYS_ADMIN and ptrace access)"
                                           : "";
-    return Error::fromErrno("pid " + std::to_string(pid) + ": process_madvise(MADV_COLLAPSE)" , lastErr).context("collapsing " + std::to_string(tried) + " ranges" + hint);
+    return Error::fromErrno("pid " + std::to_string(pid) + ": process_madvise(MADV_COLLAPSE)", lastErr)
+        .context("collapsing " + std::to_string(tried) + " ranges" + hint);
   }
   return formed;
 }

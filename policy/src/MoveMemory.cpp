@@ -8,8 +8,7 @@ namespace {
 constexpr uint32_t kMaxPingPongs = 6;
 
 bool opposite(MoveKind a, MoveKind b) {
-  return (a == MoveKind::Promotion && b == MoveKind::Demotion) ||
-         (a == MoveKind::Demotion && b == MoveKind::Promotion);
+  return (a == MoveKind::Promotion && b == MoveKind::Demotion) || (a == MoveKind::Demotion && b == MoveKind::Promotion);
 }
 
 // The first record of pid that may overlap an address at or after `start`.
@@ -48,9 +47,7 @@ bool MoveMemory::wouldPingPong(int pid, uint64_t start, uint64_t end, MoveKind k
   return history(pid, start, end, kind, now).first;
 }
 
-uint32_t MoveMemory::pingPongs(int pid, uint64_t start, uint64_t end) const {
-  return history(pid, start, end, MoveKind::Manual, 0).second;
-}
+uint32_t MoveMemory::pingPongs(int pid, uint64_t start, uint64_t end) const { return history(pid, start, end, MoveKind::Manual, 0).second; }
 
 uint32_t MoveMemory::barDoublings(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const {
   const auto [back, most] = history(pid, start, end, kind, now);
@@ -77,9 +74,7 @@ void MoveMemory::erase(int pid, uint64_t start, uint64_t end) {
   for (auto& [s, r] : keep) records_[{pid, s}] = r;
 }
 
-void MoveMemory::forget(int pid) {
-  records_.erase(records_.lower_bound({pid, 0}), records_.lower_bound({pid + 1, 0}));
-}
+void MoveMemory::forget(int pid) { records_.erase(records_.lower_bound({pid, 0}), records_.lower_bound({pid + 1, 0})); }
 
 uint64_t MoveMemory::retention(const MoveRecord& r) const { return window_ << r.pingPongs; }
 
@@ -97,8 +92,10 @@ void MoveMemory::prune(const std::vector<profiler::RegionInfo>& regions, uint64_
   };
   for (auto it = records_.begin(); it != records_.end();) {
     const auto& [key, r] = *it;
-    if (now >= r.interval + retention(r) || !covered(key.first, key.second, r.end)) it = records_.erase(it);
-    else ++it;
+    if (now >= r.interval + retention(r) || !covered(key.first, key.second, r.end))
+      it = records_.erase(it);
+    else
+      ++it;
   }
   if (records_.size() <= maxEntries) return;
   std::vector<std::pair<uint64_t, std::pair<int, uint64_t>>> byAge;

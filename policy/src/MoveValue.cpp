@@ -36,8 +36,8 @@ double effectiveHotness(const profiler::RegionInfo& r) {
 
 MoveValue::MoveValue(const config::Config& config, const config::TierMap& tiers)
     : latencyNs_(tierLatencyNs(tiers)),
-      windowS_(double(std::max<uint32_t>(1, config.profiler.abitWindowMs ? config.profiler.abitWindowMs
-                                                                           : config.profiler.intervalMs)) / 1000),
+      windowS_(double(std::max<uint32_t>(1, config.profiler.abitWindowMs ? config.profiler.abitWindowMs : config.profiler.intervalMs)) /
+               1000),
       horizonS_(double(config.policy.horizonS)) {
   nsPerByte_ = 1e9 / double(std::max<uint64_t>(1, config.migration.maxRateBytes));
 }

@@ -14,9 +14,7 @@ constexpr uint64_t kThp = kThpSize;
 
 }  // namespace
 
-MtmPolicy::MtmPolicy(const config::Config& config)
-    : config_(config),
-      memory_(intervalsIn(config.policy.pingPongWindowS, config)) {}
+MtmPolicy::MtmPolicy(const config::Config& config) : config_(config), memory_(intervalsIn(config.policy.pingPongWindowS, config)) {}
 
 Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tiers) {
   for (int pid : snap.exited) memory_.forget(pid);

@@ -10,8 +10,8 @@ class NonePolicy final : public Policy {
   Plan plan(const profiler::Snapshot&, const config::TierMap&) override { return {}; }
 };
 
-const bool kRegistered = Registry<Policy>::add(
-    "none", "first touch: plans no moves (baseline)", [](const Policy::Context&) { return std::make_unique<NonePolicy>(); });
+const bool kRegistered = Registry<Policy>::add("none", "first touch: plans no moves (baseline)",
+                                               [](const Policy::Context&) { return std::make_unique<NonePolicy>(); });
 
 }  // namespace
 }  // namespace mtm::policy

@@ -17,8 +17,10 @@ std::vector<AddressRange> hotParts(const profiler::RegionInfo& r) {
   for (uint64_t i = 0; i < 8; ++i) {
     if ((r.hotEighths >> i & 1) == 0) continue;
     const uint64_t lo = r.start + i * eighth, hi = i == 7 ? r.end : lo + eighth;
-    if (!out.empty() && out.back().end == lo) out.back().end = hi;
-    else out.push_back({lo, hi});
+    if (!out.empty() && out.back().end == lo)
+      out.back().end = hi;
+    else
+      out.push_back({lo, hi});
   }
   return out;
 }
@@ -55,8 +57,8 @@ MoveRequest requestToTier(int pid, const config::Tier& tier, MoveKind kind) {
   return m;
 }
 
-Planner::Planner(const config::Config& config, const profiler::Snapshot& snapshot, const config::TierMap& tiers,
-                 MoveMemory& memory, ThpSet& splitThps)
+Planner::Planner(const config::Config& config, const profiler::Snapshot& snapshot, const config::TierMap& tiers, MoveMemory& memory,
+                 ThpSet& splitThps)
     : config_(config),
       snap_(snapshot),
       tiers_(tiers),
@@ -107,9 +109,7 @@ void Planner::promoteHot() {
   for (size_t i : order_) {
     const auto& r = snap_.regions[i];
     if (r.hotness < pc.hotThreshold + pc.promoteMargin) continue;  // ranked by effective hotness
-    if (r.tier <= 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || planned_[i] ||
-        cooling(r, MoveKind::Promotion))
-      continue;
+    if (r.tier <= 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || planned_[i] || cooling(r, MoveKind::Promotion)) continue;
     promote(i);
   }
 }
@@ -133,8 +133,7 @@ void Planner::promote(size_t i) {
     Transaction attempt = tx;
     const int64_t short_ = static_cast<int64_t>(size) - spare(attempt, to);
     if ((short_ <= 0 || reserveRoom(attempt, to, short_, limit, true)) &&
-        reserve(attempt, {i, from, to, MoveKind::Promotion, start, r.end, hotPartOnly && start == r.start}) &&
-        pays(attempt)) {
+        reserve(attempt, {i, from, to, MoveKind::Promotion, start, r.end, hotPartOnly && start == r.start}) && pays(attempt)) {
       commit(attempt);
       return;
     }
@@ -245,8 +244,10 @@ void Planner::commit(Transaction& tx) {
     if (m.end < r.end && !m.hotPartOnly) plan_.cuts.push_back({r.pid, m.end});
     const uint64_t pages = bytesOf(req.ranges) / kPage;
     if (memory_.record(r.pid, m.start, m.end, m.kind, static_cast<int>(m.to), snap_.interval)) {
-      if (!plan_.pingPongs.empty() && plan_.pingPongs.back().pid == r.pid) plan_.pingPongs.back().pages += pages;
-      else plan_.pingPongs.push_back({r.pid, pages});
+      if (!plan_.pingPongs.empty() && plan_.pingPongs.back().pid == r.pid)
+        plan_.pingPongs.back().pages += pages;
+      else
+        plan_.pingPongs.push_back({r.pid, pages});
     }
     plan_.moves.push_back(std::move(req));
     planned_[m.region] = true;
@@ -290,8 +291,6 @@ bool Planner::splitsThp(const profiler::RegionInfo& r) const {
   return r.huge && r.skew >= config_.policy.thpSplitSkew && r.hotEighths != 0;
 }
 
-uint64_t Planner::promotedBytes(const profiler::RegionInfo& r) const {
-  return splitsThp(r) ? bytesOf(hotParts(r)) : r.end - r.start;
-}
+uint64_t Planner::promotedBytes(const profiler::RegionInfo& r) const { return splitsThp(r) ? bytesOf(hotParts(r)) : r.end - r.start; }
 
 }  // namespace mtm::policy

@@ -51,28 +51,23 @@ struct walk_ctx {
   __u64 pgd;
 };
 
-static __always_inline int read_entry(__u64 table, __u64 index, __u64 *entry) {
-  return bpf_probe_read_kernel(entry, sizeof(*entry), (void *)(table + index * 8));
+static __always_inline int read_entry(__u64 table, __u64 index, __u64* entry) {
+  return bpf_probe_read_kernel(entry, sizeof(*entry), (void*)(table + index * 8));
 }
 
 /* Leaf flags for `addr` under `pgd`, with a given depth and direct-map base. */
-static __always_inline __u8 walk(__u64 pgd, __u64 addr, __u32 depth, __u64 base, __u64 *phys) {
+static __always_inline __u8 walk(__u64 pgd, __u64 addr, __u32 depth, __u64 base, __u64* phys) {
   __u64 table = pgd, entry = 0;
   int shift = depth == 5 ? 48 : 39;
   for (int level = 0; level < 5; level++) {
-    if (read_entry(table, (addr >> shift) & 511, &entry))
-      return ABIT_FAULT;
-    if (!(entry & PTE_PRESENT))
-      return 0;
+    if (read_entry(table, (addr >> shift) & 511, &entry)) return ABIT_FAULT;
+    if (!(entry & PTE_PRESENT)) return 0;
     /* A PSE bit at PUD (shift 30) or PMD (shift 21) ends the walk: a huge leaf. */
     if (shift == 12 || ((shift == 30 || shift == 21) && (entry & PTE_PSE))) {
       __u8 f = ABIT_PRESENT;
-      if (entry & PTE_ACCESSED)
-        f |= ABIT_ACCESSED;
-      if (entry & PTE_DIRTY)
-        f |= ABIT_DIRTY;
-      if (shift != 12)
-        f |= ABIT_HUGE;
+      if (entry & PTE_ACCESSED) f |= ABIT_ACCESSED;
+      if (entry & PTE_DIRTY) f |= ABIT_DIRTY;
+      if (shift != 12) f |= ABIT_HUGE;
       if (phys) {
         __u64 mask = (1ULL << shift) - 1;
         *phys = (entry & PTE_ADDR_MASK & ~mask) | (addr & mask);
@@ -85,9 +80,8 @@ static __always_inline __u8 walk(__u64 pgd, __u64 addr, __u32 depth, __u64 base,
   return ABIT_FAULT;
 }
 
-static long walk_one(__u32 i, struct walk_ctx *ctx) {
-  if (i >= n)
-    return 1;
+static long walk_one(__u32 i, struct walk_ctx* ctx) {
+  if (i >= n) return 1;
   __u32 k = i & (ABIT_MAX_ADDRS - 1); /* a bound the verifier can see (ABIT_MAX_ADDRS is 2^16) */
   __u64 phys = 0;
   flags[k] = walk(ctx->pgd, addrs[k], levels, page_offset_base, &phys);
@@ -103,7 +97,7 @@ struct derive_ctx {
   __u32 depth;
 };
 
-static long try_base(__u32 k, struct derive_ctx *ctx) {
+static long try_base(__u32 k, struct derive_ctx* ctx) {
   __u64 base = (ctx->pgd & ~(GiB - 1)) - (__u64)k * GiB;
   __u64 phys = 0;
   __u8 f = walk(ctx->pgd, ctx->pgd, ctx->depth, base, &phys);
@@ -116,13 +110,11 @@ static long try_base(__u32 k, struct derive_ctx *ctx) {
 }
 
 SEC("iter/task")
-int abit_walk(struct bpf_iter__task *it) {
-  struct task_struct *task = it->task;
-  if (!task)
-    return 0;
-  struct mm_struct *mm = BPF_CORE_READ(task, mm);
-  if (!mm)
-    return 0;
+int abit_walk(struct bpf_iter__task* it) {
+  struct task_struct* task = it->task;
+  if (!task) return 0;
+  struct mm_struct* mm = BPF_CORE_READ(task, mm);
+  if (!mm) return 0;
   __u64 pgd = (__u64)BPF_CORE_READ(mm, pgd);
   runs++;
   if (cmd == ABIT_CMD_DERIVE) {
@@ -136,46 +128,37 @@ int abit_walk(struct bpf_iter__task *it) {
     }
     return 0;
   }
-  if (!levels)
-    return 0;
+  if (!levels) return 0;
   struct walk_ctx w = {.pgd = pgd};
   bpf_loop(n < ABIT_MAX_ADDRS ? n : ABIT_MAX_ADDRS, walk_one, &w, 0);
   return 0;
 }
 
 /* A write release of a watched process's mmap_lock: its address space changed. */
-static __always_inline int layout_changed(struct mm_struct *mm, __u64 write) {
-  if (!(write & 0xff))
-    return 0;
-  struct task_struct *task = bpf_get_current_task_btf();
-  if (task->mm != mm)
-    return 0;
+static __always_inline int layout_changed(struct mm_struct* mm, __u64 write) {
+  if (!(write & 0xff)) return 0;
+  struct task_struct* task = bpf_get_current_task_btf();
+  if (task->mm != mm) return 0;
   __u32 tgid = task->tgid;
-  struct abit_target *t = bpf_map_lookup_elem(&targets, &tgid);
-  if (t)
-    __sync_fetch_and_add(&t->layout_gen, 1);
+  struct abit_target* t = bpf_map_lookup_elem(&targets, &tgid);
+  if (t) __sync_fetch_and_add(&t->layout_gen, 1);
   return 0;
 }
 
 /* mmap_lock_released's arguments differ between kernels: (mm, memcg_path, write) before Linux
  * 6.11, (mm, write) after. The owner reads which from BTF and loads the matching variant. */
 SEC("tp_btf/mmap_lock_released")
-int BPF_PROG(abit_layout_v1, struct mm_struct *mm, const char *memcg_path, bool write) {
-  return layout_changed(mm, write);
-}
+int BPF_PROG(abit_layout_v1, struct mm_struct* mm, const char* memcg_path, bool write) { return layout_changed(mm, write); }
 
 SEC("tp_btf/mmap_lock_released")
-int BPF_PROG(abit_layout_v2, struct mm_struct *mm, bool write) {
-  return layout_changed(mm, write);
-}
+int BPF_PROG(abit_layout_v2, struct mm_struct* mm, bool write) { return layout_changed(mm, write); }
 
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(abit_exit, struct task_struct *task) {
+int BPF_PROG(abit_exit, struct task_struct* task) {
   if (task->pid != task->tgid) /* a thread, not the process */
     return 0;
   __u32 tgid = task->tgid;
-  struct abit_target *t = bpf_map_lookup_elem(&targets, &tgid);
-  if (t)
-    t->exited = 1;
+  struct abit_target* t = bpf_map_lookup_elem(&targets, &tgid);
+  if (t) t->exited = 1;
   return 0;
 }

@@ -25,7 +25,7 @@ struct abit_target {
 #define ABIT_PRESENT 0x1  /* a present PTE, or a present PMD/PUD leaf */
 #define ABIT_ACCESSED 0x2 /* the accessed bit of that entry */
 #define ABIT_DIRTY 0x4
-#define ABIT_HUGE 0x8     /* the leaf is a PMD (THP) or PUD */
-#define ABIT_FAULT 0x80   /* a page-table read faulted (a racing change): no answer */
+#define ABIT_HUGE 0x8   /* the leaf is a PMD (THP) or PUD */
+#define ABIT_FAULT 0x80 /* a page-table read faulted (a racing change): no answer */
 
 #endif

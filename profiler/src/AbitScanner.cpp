@@ -26,9 +26,9 @@ unsigned lockWriteArgument() {
   int id = btf__find_by_name_kind(vmlinux, "btf_trace_mmap_lock_released", BTF_KIND_TYPEDEF);
   if (id > 0) {
     const struct btf_type* t = btf__type_by_id(vmlinux, id);
-    t = btf__type_by_id(vmlinux, t->type);                       // pointer
+    t = btf__type_by_id(vmlinux, t->type);                          // pointer
     if (t && btf_is_ptr(t)) t = btf__type_by_id(vmlinux, t->type);  // function prototype
-    if (t && btf_is_func_proto(t)) index = btf_vlen(t) - 2;       // less the leading void *
+    if (t && btf_is_func_proto(t)) index = btf_vlen(t) - 2;         // less the leading void *
   }
   btf__free(vmlinux);
   return index == 1 || index == 2 ? index : 0;
@@ -36,9 +36,12 @@ unsigned lockWriteArgument() {
 
 Error bpfError(const std::string& what, int err) {
   std::string hint;
-  if (err == EPERM) hint = ": needs root (CAP_BPF and CAP_PERFMON)";
-  else if (err == EINVAL || err == EOPNOTSUPP) hint = ": the kernel lacks it (task iterators with a tid filter need Linux 6.1+)";
-  else if (err == ENOENT || err == ESRCH) hint = ": no such process";
+  if (err == EPERM)
+    hint = ": needs root (CAP_BPF and CAP_PERFMON)";
+  else if (err == EINVAL || err == EOPNOTSUPP)
+    hint = ": the kernel lacks it (task iterators with a tid filter need Linux 6.1+)";
+  else if (err == ENOENT || err == ESRCH)
+    hint = ": no such process";
   return Error::fromErrno(what, err).context(hint.empty() ? "loading the accessed-bit BPF program" : hint.substr(2));
 }
 
@@ -104,8 +107,9 @@ Result<std::unique_ptr<AbitScanner>> AbitProgram::watch(int pid) {
   if (bpf_map_update_elem(targetsFd(), &key, &fresh, BPF_ANY) != 0) {
     const std::string who = "pid " + std::to_string(pid);
     if (errno == E2BIG)
-      return Error(who + ": the accessed-bit program watches " + std::to_string(ABIT_MAX_TARGETS) +
-                   " processes, the most it can: detach some first", E2BIG);
+      return Error(
+          who + ": the accessed-bit program watches " + std::to_string(ABIT_MAX_TARGETS) + " processes, the most it can: detach some first",
+          E2BIG);
     return Error::fromErrno(who + ": add to the accessed-bit program's map", errno);
   }
   std::lock_guard lock(mu_);

@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <utility>
 #include <cerrno>
 #include <map>
 #include <random>
 #include <set>
+#include <utility>
 
 #include "mtm/Log.h"
 #include "mtm/Registry.h"
@@ -97,7 +97,7 @@ class AbitSource final : public Source {
  private:
   struct Target {
     std::unique_ptr<AbitScanner> scanner;
-    SharedPidfd pidfd;  // the process's one pidfd, shared with mtmd's exit watch and mover
+    SharedPidfd pidfd;              // the process's one pidfd, shared with mtmd's exit watch and mover
     std::vector<uint64_t> pending;  // cleared, not read yet
     bool primed = false;            // pending was cleared by prime(), for the next observe()
     uint64_t primedChecks = 0;
@@ -233,9 +233,8 @@ class AbitSource final : public Source {
   PfnNodeMap nodes_;
 };
 
-const bool kRegistered = Registry<Source>::add(
-    "ebpf_abit", "page-table accessed bits read by a BPF program, cleared with process_madvise",
-    [](const Source::Context&) { return std::make_unique<AbitSource>(); });
+const bool kRegistered = Registry<Source>::add("ebpf_abit", "page-table accessed bits read by a BPF program, cleared with process_madvise",
+                                               [](const Source::Context&) { return std::make_unique<AbitSource>(); });
 
 }  // namespace
 }  // namespace mtm::profiler

@@ -27,9 +27,7 @@ Result<std::string> readFile(const std::string& path) {
 Status DamonMonitor::available(const std::string& root) {
   auto n = readFile(root + "/kdamonds/nr_kdamonds");
   if (!n) return Error("no DAMON sysfs (" + root + "): the kernel lacks CONFIG_DAMON_SYSFS");
-  if (*n != "0")
-    return Error("DAMON is already in use here (" + *n + " kdamond(s) in " + root +
-                 "): mtm does not touch another monitor");
+  if (*n != "0") return Error("DAMON is already in use here (" + *n + " kdamond(s) in " + root + "): mtm does not touch another monitor");
   return {};
 }
 
@@ -64,7 +62,8 @@ Result<std::unique_ptr<DamonMonitor>> DamonMonitor::start(int pid, const DamonAt
   for (const auto& [path, value] : steps) {
     if (auto st = m->write(path, value); !st.ok()) {
       (void)m->write("/kdamonds/nr_kdamonds", "0");
-      return std::move(st).takeError().context(value == "vaddr" ? "the kernel lacks DAMON vaddr (CONFIG_DAMON_VADDR)" : "starting DAMON for pid " + std::to_string(pid));
+      return std::move(st).takeError().context(value == "vaddr" ? "the kernel lacks DAMON vaddr (CONFIG_DAMON_VADDR)"
+                                                                : "starting DAMON for pid " + std::to_string(pid));
     }
   }
   m->running_ = true;
@@ -97,8 +96,6 @@ Result<std::vector<DamonRegion>> DamonMonitor::regions() {
   return out;
 }
 
-uint64_t DamonMonitor::cpuNs() const {
-  return kdamondPid_ > 0 ? processCpuNs(live(), kdamondPid_) : 0;
-}
+uint64_t DamonMonitor::cpuNs() const { return kdamondPid_ > 0 ? processCpuNs(live(), kdamondPid_) : 0; }
 
 }  // namespace mtm::profiler

@@ -42,9 +42,8 @@ class DamonSource final : public Source {
   std::map<int, std::unique_ptr<DamonMonitor>> monitors_;
 };
 
-const bool kRegistered = Registry<Source>::add(
-    "damon_vaddr", "the kernel's DAMON virtual-address monitoring (where no other monitor runs)",
-    [](const Source::Context& c) { return std::make_unique<DamonSource>(c.config.profiler); });
+const bool kRegistered = Registry<Source>::add("damon_vaddr", "the kernel's DAMON virtual-address monitoring (where no other monitor runs)",
+                                               [](const Source::Context& c) { return std::make_unique<DamonSource>(c.config.profiler); });
 
 }  // namespace
 }  // namespace mtm::profiler

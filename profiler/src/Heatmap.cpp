@@ -23,8 +23,10 @@ HeatmapGrid buildHeatmap(const Recording& rec, int pid, size_t rows) {
       }
   std::vector<std::pair<uint64_t, uint64_t>> merged;
   for (const auto& [s, e] : extents) {
-    if (!merged.empty() && s <= merged.back().second) merged.back().second = std::max(merged.back().second, e);
-    else merged.push_back({s, e});
+    if (!merged.empty() && s <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, e);
+    else
+      merged.push_back({s, e});
   }
   uint64_t total = 0;
   for (const auto& [s, e] : merged) total += e - s;

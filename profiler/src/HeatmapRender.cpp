@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <array>
+#include <cerrno>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -36,8 +36,8 @@ Rgb hotnessColour(double v) {
 
 // Tiers: one distinct colour each, fastest first (blue, green, orange, red, ...).
 Rgb tierColour(int tier) {
-  static const std::array<Rgb, 8> colours{{{31, 119, 180}, {44, 160, 44}, {255, 127, 14}, {214, 39, 40},
-                                          {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127}}};
+  static const std::array<Rgb, 8> colours{
+      {{31, 119, 180}, {44, 160, 44}, {255, 127, 14}, {214, 39, 40}, {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127}}};
   return tier < 0 ? kNotProfiled : colours[static_cast<size_t>(tier) % colours.size()];
 }
 
@@ -46,11 +46,16 @@ std::string fill(Rgb c) { return fmt::format("#{:02x}{:02x}{:02x}", c.r, c.g, c.
 std::string escape(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
   }
   return out;
 }
@@ -107,8 +112,8 @@ void drawAxes(std::string& svg, const HeatmapGrid& g, const Layout& l, int panel
   svg += fmt::format("<text x=\"{}\" y=\"{}\" font-weight=\"bold\">{}</text>\n", x0, l.top - 8, name);
   const size_t colStep = std::max<size_t>(1, g.columns / 8);
   for (size_t col = 0; col < g.columns; col += colStep)
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{:.0f}</text>\n", l.colX(panel, col),
-                       l.top + l.panelH + 14, g.seconds[col]);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{:.0f}</text>\n", l.colX(panel, col), l.top + l.panelH + 14,
+                       g.seconds[col]);
   svg += fmt::format("<text x=\"{}\" y=\"{}\">time (s)</text>\n", x0 + l.panelW - 40, l.top + l.panelH + 28);
   if (panel > 0) return;
   const size_t rowStep = std::max<size_t>(1, g.rows / 10);
@@ -134,8 +139,10 @@ void drawMoves(std::string& svg, const HeatmapGrid& g, const Layout& l) {
   for (size_t col = 0; col < g.columns; ++col) {
     const int up = static_cast<int>(std::lround(double(g.movedUpBytes[col]) * scale));
     const int down = static_cast<int>(std::lround(double(g.movedDownBytes[col]) * scale));
-    if (up > 0) svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#2ca02c\"/>\n", l.colX(0, col), mid - up, l.cellW, up);
-    if (down > 0) svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#d62728\"/>\n", l.colX(0, col), mid, l.cellW, down);
+    if (up > 0)
+      svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#2ca02c\"/>\n", l.colX(0, col), mid - up, l.cellW, up);
+    if (down > 0)
+      svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#d62728\"/>\n", l.colX(0, col), mid, l.cellW, down);
   }
   svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#2ca02c\">up (max {} MiB an interval)</text>\n", l.left + l.panelW + 6,
                      l.movesTop + 10, mib(most));
@@ -152,8 +159,8 @@ void drawEvents(std::string& svg, const HeatmapGrid& g, const Layout& l) {
     for (const auto& e : g.events[col]) text += (text.empty() ? "" : "; ") + e;
     for (int panel = 0; panel < panels; ++panel) {
       const int x = l.colX(panel, col);
-      svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#00a0a0\" stroke-dasharray=\"3,2\"/>\n", x,
-                         l.top - 4, x, l.top + l.panelH);
+      svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#00a0a0\" stroke-dasharray=\"3,2\"/>\n", x, l.top - 4, x,
+                         l.top + l.panelH);
     }
     svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#008080\" font-size=\"10\">{:.0f}s: {}</text>\n", l.colX(0, col),
                        l.top - 36 + (labelled % 2) * 11, g.seconds[col], escape(text));
@@ -166,7 +173,8 @@ void drawLegends(std::string& svg, const HeatmapGrid& g, const Layout& l) {
   const int y = l.legendTop;
   svg += fmt::format("<text x=\"{}\" y=\"{}\">hotness: the share of checks that found the memory accessed</text>\n", x, y);
   for (int i = 0; i <= 100; ++i)
-    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"2\" height=\"12\" fill=\"{}\"/>\n", x + i * 2, y + 6, fill(hotnessColour(i / 100.0)));
+    svg +=
+        fmt::format("<rect x=\"{}\" y=\"{}\" width=\"2\" height=\"12\" fill=\"{}\"/>\n", x + i * 2, y + 6, fill(hotnessColour(i / 100.0)));
   svg += fmt::format("<text x=\"{}\" y=\"{}\">0</text><text x=\"{}\" y=\"{}\">1</text>\n", x, y + 32, x + 196, y + 32);
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">not profiled</text>\n",
                      x + 220, y + 6, fill(kNotProfiled), x + 236, y + 16);
@@ -186,8 +194,8 @@ std::string renderSvg(const HeatmapGrid& g, const std::string& title) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"DejaVu Sans, sans-serif\" "
       "font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       l.width, l.height);
-  svg += fmt::format("<text x=\"{}\" y=\"16\" font-size=\"14\">{} ({} per row)</text>\n", l.left, escape(title),
-                     mib(g.bytesPerRow) + " MiB");
+  svg +=
+      fmt::format("<text x=\"{}\" y=\"16\" font-size=\"14\">{} ({} per row)</text>\n", l.left, escape(title), mib(g.bytesPerRow) + " MiB");
   drawCells(svg, g, l, 0, [&](size_t row, size_t col) { return hotnessColour(g.at(row, col)); });
   drawAxes(svg, g, l, 0, "hotness");
   if (g.tierCount > 0) {
@@ -217,10 +225,11 @@ Status writePng(const HeatmapGrid& g, const std::string& title, const std::strin
       ::_exit(errno == ENOENT ? 127 : 126);
     }
     int wstatus = 0;
-    if (child < 0 || ::waitpid(child, &wstatus, 0) != child) status = Error::fromErrno("heatmap: cannot run rsvg-convert", errno);
+    if (child < 0 || ::waitpid(child, &wstatus, 0) != child)
+      status = Error::fromErrno("heatmap: cannot run rsvg-convert", errno);
     else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 127)
-      status = Error("a PNG heatmap needs rsvg-convert (apt-get install librsvg2-bin); or write " +
-                     path.substr(0, path.size() - 4) + ".svg");
+      status =
+          Error("a PNG heatmap needs rsvg-convert (apt-get install librsvg2-bin); or write " + path.substr(0, path.size() - 4) + ".svg");
     else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
       status = Error("rsvg-convert could not turn the heatmap into " + path);
   }

@@ -13,8 +13,8 @@ class NoneSource final : public Source {
   Result<uint64_t> observe(int, RegionSet&, uint64_t) override { return uint64_t{0}; }
 };
 
-const bool kRegistered = Registry<Source>::add(
-    "none", "observes nothing (every region stays cold)", [](const Source::Context&) { return std::make_unique<NoneSource>(); });
+const bool kRegistered = Registry<Source>::add("none", "observes nothing (every region stays cold)",
+                                               [](const Source::Context&) { return std::make_unique<NoneSource>(); });
 
 }  // namespace
 }  // namespace mtm::profiler

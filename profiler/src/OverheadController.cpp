@@ -9,9 +9,9 @@ namespace {
 constexpr double kFirstGuessNs = 10000;
 }  // namespace
 
-OverheadController::OverheadController(double budgetFraction, uint32_t intervalMs, uint64_t minChecks,
-                                       uint64_t maxChecks)
-    : budgetNs_(static_cast<uint64_t>(budgetFraction * intervalMs * 1e6)), minChecks_(minChecks),
+OverheadController::OverheadController(double budgetFraction, uint32_t intervalMs, uint64_t minChecks, uint64_t maxChecks)
+    : budgetNs_(static_cast<uint64_t>(budgetFraction * intervalMs * 1e6)),
+      minChecks_(minChecks),
       maxChecks_(maxChecks),
       checks_(std::clamp<uint64_t>(static_cast<uint64_t>(budgetNs_ / kFirstGuessNs), minChecks, maxChecks)) {}
 

@@ -7,13 +7,20 @@ namespace mtm::profiler {
 
 const char* servedByName(ServedBy s) {
   switch (s) {
-    case ServedBy::Cache: return "cache";
-    case ServedBy::LocalDram: return "local_dram";
-    case ServedBy::RemoteDram: return "remote_dram";
-    case ServedBy::Cxl: return "cxl";
-    case ServedBy::Pmem: return "pmem";
-    case ServedBy::Other: return "other";
-    case ServedBy::Unknown: break;
+    case ServedBy::Cache:
+      return "cache";
+    case ServedBy::LocalDram:
+      return "local_dram";
+    case ServedBy::RemoteDram:
+      return "remote_dram";
+    case ServedBy::Cxl:
+      return "cxl";
+    case ServedBy::Pmem:
+      return "pmem";
+    case ServedBy::Other:
+      return "other";
+    case ServedBy::Unknown:
+      break;
   }
   return "unknown";
 }
@@ -29,11 +36,16 @@ ServedBy decodeDataSource(uint64_t dataSrc) {
     case PERF_MEM_LVLNUM_L4:
     case PERF_MEM_LVLNUM_LFB:
       return ServedBy::Cache;
-    case PERF_MEM_LVLNUM_PMEM: return ServedBy::Pmem;
-    case 0x09: return ServedBy::Cxl;  // PERF_MEM_LVLNUM_CXL (Linux 6.3), after Debian 12's headers
-    case PERF_MEM_LVLNUM_ANY_CACHE: return ServedBy::Cache;
-    case PERF_MEM_LVLNUM_RAM: return src.mem_remote ? ServedBy::RemoteDram : ServedBy::LocalDram;
-    default: break;
+    case PERF_MEM_LVLNUM_PMEM:
+      return ServedBy::Pmem;
+    case 0x09:
+      return ServedBy::Cxl;  // PERF_MEM_LVLNUM_CXL (Linux 6.3), after Debian 12's headers
+    case PERF_MEM_LVLNUM_ANY_CACHE:
+      return ServedBy::Cache;
+    case PERF_MEM_LVLNUM_RAM:
+      return src.mem_remote ? ServedBy::RemoteDram : ServedBy::LocalDram;
+    default:
+      break;
   }
   const uint64_t lvl = src.mem_lvl;
   if (lvl & PERF_MEM_LVL_NA) return ServedBy::Unknown;

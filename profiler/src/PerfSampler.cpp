@@ -28,8 +28,8 @@ Result<std::unique_ptr<PerfEvent>> PerfEvent::open(perf_event_attr attr, int tid
     e->map_ = nullptr;
     return Error::fromErrno("mmap perf ring", errno);
   }
-  e->reader_ = std::make_unique<RingReader>(static_cast<perf_event_mmap_page*>(e->map_),
-                                            static_cast<uint8_t*>(e->map_) + page, page * ringPages, attr.sample_type);
+  e->reader_ = std::make_unique<RingReader>(static_cast<perf_event_mmap_page*>(e->map_), static_cast<uint8_t*>(e->map_) + page,
+                                            page * ringPages, attr.sample_type);
   return e;
 }
 
@@ -90,8 +90,10 @@ Result<RingStats> PerfSampler::observe(int pid, RegionSet& regions, uint64_t wan
   if (total.lost > 0) MTM_DEBUG("perf pid={} lost={} period={}", pid, total.lost, t.period);
   // Steer the period: more samples than wanted (or lost ones) -> longer period, and back.
   uint64_t next = t.period;
-  if (total.lost > 0 || total.samples > 2 * wantSamples) next = t.period * 2;
-  else if (total.samples < wantSamples / 2 && t.period > minPeriod_) next = std::max(minPeriod_, t.period / 2);
+  if (total.lost > 0 || total.samples > 2 * wantSamples)
+    next = t.period * 2;
+  else if (total.samples < wantSamples / 2 && t.period > minPeriod_)
+    next = std::max(minPeriod_, t.period / 2);
   if (next != t.period) {
     t.period = next;
     for (auto& [tid, ev] : t.threads) (void)ev->setPeriod(next);

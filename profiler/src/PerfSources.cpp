@@ -6,13 +6,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include "PfmEvent.h"
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
 #include "mtm/Registry.h"
 #include "mtm/UniqueFd.h"
 #include "mtm/profiler/PerfSampler.h"
 #include "mtm/profiler/Source.h"
-#include "PfmEvent.h"
 
 namespace mtm::profiler {
 namespace {
@@ -107,12 +107,10 @@ class HwSampleSource final : public Source {
   std::unique_ptr<PerfSampler> sampler_;
 };
 
-const bool kPageFault = Registry<Source>::add(
-    "page_fault", "software page-fault samples with addresses (perf, every kernel)",
-    [](const Source::Context&) { return std::make_unique<PageFaultSource>(); });
-const bool kHw = Registry<Source>::add(
-    "hw_sample", "PEBS load-latency / IBS op samples with data addresses (perf + libpfm4)",
-    [](const Source::Context& c) { return std::make_unique<HwSampleSource>(c.config.profiler); });
+const bool kPageFault = Registry<Source>::add("page_fault", "software page-fault samples with addresses (perf, every kernel)",
+                                              [](const Source::Context&) { return std::make_unique<PageFaultSource>(); });
+const bool kHw = Registry<Source>::add("hw_sample", "PEBS load-latency / IBS op samples with data addresses (perf + libpfm4)",
+                                       [](const Source::Context& c) { return std::make_unique<HwSampleSource>(c.config.profiler); });
 
 }  // namespace
 }  // namespace mtm::profiler

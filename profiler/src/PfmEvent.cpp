@@ -27,7 +27,8 @@ Result<PfmEncoding> encodeLoadSamplingEvent(const std::string& configured) {
   int rc = pfm_initialize();
   if (rc != PFM_SUCCESS) return Error(std::string("libpfm4: ") + pfm_strerror(rc));
   std::vector<std::string> candidates;
-  if (configured != "auto") candidates.push_back(configured);
+  if (configured != "auto")
+    candidates.push_back(configured);
   else if (cpuVendor() == "GenuineIntel")
     candidates = {"MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=3", "MEM_INST_RETIRED:ALL_LOADS", "MEM_UOPS_RETIRED:ALL_LOADS"};
   else if (cpuVendor() == "AuthenticAMD")

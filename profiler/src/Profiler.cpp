@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "mtm/Log.h"
-#include "mtm/Registry.h"
 #include "mtm/ProcMaps.h"
+#include "mtm/Registry.h"
 
 namespace mtm::profiler {
 namespace {
@@ -22,8 +22,7 @@ uint64_t nowNs(clockid_t clock) {
 }  // namespace
 
 Profiler::Profiler(const config::Config& config, const config::TierMap* tiers)
-    : config_(config), tiers_(tiers), controller_(config.profiler.budget, config.profiler.intervalMs),
-      startNs_(nowNs(CLOCK_MONOTONIC)) {}
+    : config_(config), tiers_(tiers), controller_(config.profiler.budget, config.profiler.intervalMs), startNs_(nowNs(CLOCK_MONOTONIC)) {}
 
 Result<std::unique_ptr<Profiler>> Profiler::create(const config::Config& config, const config::TierMap* tiers) {
   std::unique_ptr<Profiler> p(new Profiler(config, tiers));
@@ -69,8 +68,10 @@ Status Profiler::addTarget(int pid, SharedPidfd pidfd) {
   if (targets_.count(pid)) return {};
   if (!pidfd) {
     auto opened = openPidfd(pid);
-    if (opened) pidfd = std::move(*opened);
-    else MTM_DEBUG("profiler {}", opened.error().message());
+    if (opened)
+      pidfd = std::move(*opened);
+    else
+      MTM_DEBUG("profiler {}", opened.error().message());
   }
   Target t;
   t.regions = std::make_unique<RegionSet>(config_.profiler);
@@ -135,8 +136,8 @@ std::chrono::milliseconds Profiler::primeLead() const {
   if (!primes || config_.profiler.abitWindowMs == 0) return std::chrono::milliseconds(0);
   // A slow clearing (emulation, a machine under load) stretches the lead, never past most of
   // the interval: the interval's own work comes after it.
-  return std::chrono::milliseconds(std::min<uint64_t>(config_.profiler.abitWindowMs + primeWallNs_ / 1000000,
-                                                      uint64_t{config_.profiler.intervalMs} * 3 / 4));
+  return std::chrono::milliseconds(
+      std::min<uint64_t>(config_.profiler.abitWindowMs + primeWallNs_ / 1000000, uint64_t{config_.profiler.intervalMs} * 3 / 4));
 }
 
 Snapshot Profiler::runInterval() {
@@ -171,7 +172,8 @@ Snapshot Profiler::runInterval() {
       for (size_t i = 0; i < sources_.size(); ++i)
         if (sources_[i].get() == s) sourceNs[i] += nowNs(CLOCK_THREAD_CPUTIME_ID) - s0;
       if (!spent) {
-        if (spent.error().errnum() == ESRCH || !proc_.exists("/proc/" + std::to_string(pid))) alive = false;
+        if (spent.error().errnum() == ESRCH || !proc_.exists("/proc/" + std::to_string(pid)))
+          alive = false;
         else if (unsigned held = 0; warnLimit_.allow(std::chrono::steady_clock::now(), held))
           MTM_WARN("profiler pid={} observe error=\"{}\" suppressed={}", pid, spent.error().message(), held);
         continue;
@@ -201,9 +203,8 @@ Snapshot Profiler::runInterval() {
   if (log::get().should_log(spdlog::level::debug)) {
     std::string bySource;
     for (size_t i = 0; i < sources_.size(); ++i) bySource += fmt::format(" {}_us={}", names_[i], sourceNs[i] / 1000);
-    MTM_DEBUG("profiler interval={} cpu_us={} prime_us={} layout_us={}{} regions_us={} checks={} granted={} regions={}",
-              snap.interval, snap.cpuNs / 1000, primeNs / 1000, layoutNs / 1000, bySource, regionsNs / 1000, snap.checks, budget,
-              snap.regions.size());
+    MTM_DEBUG("profiler interval={} cpu_us={} prime_us={} layout_us={}{} regions_us={} checks={} granted={} regions={}", snap.interval,
+              snap.cpuNs / 1000, primeNs / 1000, layoutNs / 1000, bySource, regionsNs / 1000, snap.checks, budget, snap.regions.size());
   }
   controller_.report(std::max<uint64_t>(snap.checks, 1), snap.cpuNs);
   snap.seconds = double(nowNs(CLOCK_MONOTONIC) - startNs_) / 1e9;

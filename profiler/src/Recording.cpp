@@ -11,8 +11,7 @@
 
 namespace mtm::profiler {
 
-Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& path, uint32_t intervalMs,
-                                                   const std::vector<std::string>& sources) {
+Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& path, uint32_t intervalMs, const std::vector<std::string>& sources) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return Error::fromErrno("create " + path, errno);
   std::unique_ptr<Recorder> r(new Recorder(f, path));
@@ -46,8 +45,7 @@ Status Recorder::write(const Snapshot& s, const IntervalEvents& events) {
   w.key("events").beginArray();
   for (const auto& e : events.events) w.value(e);
   w.endArray().endObject();
-  if (std::fputs(w.str().c_str(), file_) < 0 || std::fflush(file_) != 0)
-    return Error::fromErrno("write " + path_, errno);
+  if (std::fputs(w.str().c_str(), file_) < 0 || std::fflush(file_) != 0) return Error::fromErrno("write " + path_, errno);
   return {};
 }
 

@@ -72,8 +72,7 @@ void RegionSet::rebuild(const std::vector<Vma>& vmas) {
 }
 
 Region* RegionSet::find(uint64_t addr) {
-  auto it = std::upper_bound(regions_.begin(), regions_.end(), addr,
-                             [](uint64_t a, const Region& r) { return a < r.start; });
+  auto it = std::upper_bound(regions_.begin(), regions_.end(), addr, [](uint64_t a, const Region& r) { return a < r.start; });
   if (it == regions_.begin()) return nullptr;
   --it;
   return addr < it->end ? &*it : nullptr;
@@ -175,8 +174,7 @@ Region pieceOf(const Region& r, uint64_t start, uint64_t end) {
 
 bool RegionSet::cutAt(uint64_t addr) {
   Region* r = find(addr);
-  if (r == nullptr || addr == r->start || addr % kPage != 0 || (r->huge && addr % kHuge != 0) ||
-      regions_.size() >= config_.maxRegions)
+  if (r == nullptr || addr == r->start || addr % kPage != 0 || (r->huge && addr % kHuge != 0) || regions_.size() >= config_.maxRegions)
     return false;
   Region tail = pieceOf(*r, addr, r->end);
   *r = pieceOf(*r, r->start, addr);
@@ -230,8 +228,7 @@ RegionStats RegionSet::endInterval() {
     if (r.pteOnlyIntervals >= kPteOnlyIntervals) r.huge = false;
     updateSkew(r, decay);
     if (!r.nodeVotes.empty()) {
-      r.node = std::max_element(r.nodeVotes.begin(), r.nodeVotes.end(),
-                                [](auto& a, auto& b) { return a.second < b.second; })->first;
+      r.node = std::max_element(r.nodeVotes.begin(), r.nodeVotes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
     }
   }
   RegionStats stats;
@@ -280,8 +277,7 @@ void RegionSet::split(Region r, std::vector<Region>& out, RegionStats& stats, si
   // show it; a mixed one must stand out by a two-proportion z score: a lone accessed check among
   // many that alternate is chance.
   const bool pure = (inside == 0 || inside == 1) && outside == 1 - inside;
-  const double z = std::fabs(inside - outside) /
-                   std::sqrt(mean * (1 - mean) * (1.0 / inChecks + 1.0 / double(checks - inChecks)));
+  const double z = std::fabs(inside - outside) / std::sqrt(mean * (1 - mean) * (1.0 / inChecks + 1.0 / double(checks - inChecks)));
   if (std::fabs(inside - outside) <= config_.splitVariation || (!pure && z < kSplitScore)) {
     out.push_back(std::move(r));
     return;

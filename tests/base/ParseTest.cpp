@@ -42,8 +42,9 @@ TEST_CASE("sizes, rates and percentages", "[parse]") {
 }
 
 TEST_CASE("kernel text formats", "[parse]") {
-  auto m = parseNodeMeminfo("Node 1 MemTotal:       515924 kB\nNode 1 MemFree:        506648 kB\n"
-                            "Node 1 HugePages_Total:     0\n");
+  auto m = parseNodeMeminfo(
+      "Node 1 MemTotal:       515924 kB\nNode 1 MemFree:        506648 kB\n"
+      "Node 1 HugePages_Total:     0\n");
   REQUIRE(m.ok());
   CHECK(m->at("MemTotal") == 515924ull * 1024);
   CHECK(m->at("MemFree") == 506648ull * 1024);

@@ -6,10 +6,13 @@ using namespace mtm;
 
 namespace {
 Table sample() {
-  Table t({{"tier", "tier"}, {"nodes", "nodes"}, {"capacity_bytes", "capacity[MiB]", 1 << 20},
-           {"latency_ns", "latency[ns]"}, {"note", "note"}, {"distances", "distances"}});
-  t.addRow({int64_t{0}, std::vector<int>{0, 1, 2}, uint64_t{512} << 20, uint64_t{80}, std::string("a,\"b\""),
-            IntList{{10, 20}}});
+  Table t({{"tier", "tier"},
+           {"nodes", "nodes"},
+           {"capacity_bytes", "capacity[MiB]", 1 << 20},
+           {"latency_ns", "latency[ns]"},
+           {"note", "note"},
+           {"distances", "distances"}});
+  t.addRow({int64_t{0}, std::vector<int>{0, 1, 2}, uint64_t{512} << 20, uint64_t{80}, std::string("a,\"b\""), IntList{{10, 20}}});
   t.addRow({int64_t{1}, std::vector<int>{3}, uint64_t{3} << 19, Cell(), std::string("x"), IntList{}});
   return t;
 }

@@ -34,7 +34,6 @@ namespace {
 
 constexpr int kNobody = 65534;
 
-
 // Sends raw bytes to the socket and returns everything it answers.
 std::string rawRequest(const std::string& path, const std::string& bytes) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
@@ -51,7 +50,6 @@ std::string rawRequest(const std::string& path, const std::string& bytes) {
   ::close(fd);
   return out;
 }
-
 
 }  // namespace
 
@@ -327,8 +325,8 @@ TEST_CASE("one mtmd at a time: a second one names the first and exits 1 -- kill 
   auto d = std::make_unique<Daemon>();
   auto second = run({bin("mtmd"), "--config", d->config});
   CHECK(second.exitCode == 1);
-  CHECK(second.err.find("another mtmd (pid " + std::to_string(d->process->pid()) + ") holds " + d->dir.path() + "/mtmd.lock; stop it first") !=
-        std::string::npos);
+  CHECK(second.err.find("another mtmd (pid " + std::to_string(d->process->pid()) + ") holds " + d->dir.path() +
+                        "/mtmd.lock; stop it first") != std::string::npos);
   d->process->signal(SIGKILL);
   d->process->wait();
   ChildProcess restarted({bin("mtmd"), "--config", d->config}, d->dir.path() + "/log2");
@@ -345,8 +343,7 @@ TEST_CASE("mtmd tells systemd it is ready, keeps the watchdog fed and says when 
   timeval tv{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   const auto config = daemonConfig(dir, "profiler:\n  interval_ms: 100\n");
-  ChildProcess d({"/usr/bin/env", "NOTIFY_SOCKET=" + notify, "WATCHDOG_USEC=400000", bin("mtmd"), "--config", config},
-                 dir.path() + "/log");
+  ChildProcess d({"/usr/bin/env", "NOTIFY_SOCKET=" + notify, "WATCHDOG_USEC=400000", bin("mtmd"), "--config", config}, dir.path() + "/log");
   std::string messages;
   char buf[512];
   while (messages.find("WATCHDOG=1") == std::string::npos) {
@@ -390,8 +387,8 @@ TEST_CASE("mtmctl run without mtmd manages the command itself and draws a heatma
   TempDir dir;
   const auto config = daemonConfig(dir);
   const auto svg = dir.path() + "/run.svg";
-  auto r = run({bin("mtmctl"), "--config", config, "run", "--heatmap", svg, "--", bin("mtm-test-hotset"), "--size", "32M",
-                "--phases", "1", "--phase-seconds", "2.5", "--truth", dir.path() + "/truth.jsonl"});
+  auto r = run({bin("mtmctl"), "--config", config, "run", "--heatmap", svg, "--", bin("mtm-test-hotset"), "--size", "32M", "--phases", "1",
+                "--phase-seconds", "2.5", "--truth", dir.path() + "/truth.jsonl"});
   INFO(r.err);
   CHECK(r.exitCode == 0);
   CHECK(r.out.find("wrong_pages=0 ") != std::string::npos);
@@ -484,8 +481,7 @@ TEST_CASE("mtmd owns a CXL pool -- another user's ranks run collectives in it an
   CHECK(direct.wait() != 0);
   CHECK_THAT(direct.log(), Catch::Contains("permission denied (it belongs to uid 0"));
   // ...but maps it with the descriptor mtmd passes: two ranks run every collective, checked.
-  ChildProcess job({"/usr/bin/env", "CXLCCL_POOL=" + viaMtmd, bin("cxlccl-perf"), "-g", "2", "-b", "4K", "-e", "1M",
-                    "-f", "16", "-n", "2"},
+  ChildProcess job({"/usr/bin/env", "CXLCCL_POOL=" + viaMtmd, bin("cxlccl-perf"), "-g", "2", "-b", "4K", "-e", "1M", "-f", "16", "-n", "2"},
                    d.dir.path() + "/job.log", kNobody);
   CHECK(job.wait() == 0);
   INFO(job.log());
@@ -538,4 +534,3 @@ TEST_CASE("mtmctl attach, detach and top speak JSON when asked -- a refused requ
   CHECK(again.out == "{\"error\":\"pid " + pid + " is not managed (mtmctl status lists the managed processes)\"}\n");
   CHECK(again.err == "mtmctl: pid " + pid + " is not managed (mtmctl status lists the managed processes)\n");
 }
-

@@ -100,8 +100,8 @@ TEST_CASE("installed tools find libcxlccl, and the man pages and mtmctl's comple
   }
 
   // Each page renders without a warning and has the NAME line whatis needs (lexgrog parses it).
-  for (const std::string page : {"man8/mtmd.8", "man1/mtmctl.1", "man5/mtm.yaml.5", "man1/cxlccl-pool.1",
-                                 "man1/cxlccl-perf.1", "man1/cxlccl-delta-perf.1"}) {
+  for (const std::string page :
+       {"man8/mtmd.8", "man1/mtmctl.1", "man5/mtm.yaml.5", "man1/cxlccl-pool.1", "man1/cxlccl-perf.1", "man1/cxlccl-delta-perf.1"}) {
     const std::string file = prefix + "/share/man/" + page + ".gz";
     INFO(file);
     REQUIRE(std::filesystem::exists(file));
@@ -117,7 +117,8 @@ TEST_CASE("installed tools find libcxlccl, and the man pages and mtmctl's comple
 
   // The completion reads the installed mtmctl's help: subcommands, options, choices, pids.
   const std::string complete =
-      "source " + prefix + "/share/bash-completion/completions/mtmctl; PATH=" + prefix + "/bin:$PATH; "
+      "source " + prefix + "/share/bash-completion/completions/mtmctl; PATH=" + prefix +
+      "/bin:$PATH; "
       "c() { COMP_WORDS=(\"$@\"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _mtmctl; echo \"${COMPREPLY[*]}\"; }; ";
   CHECK(shell(complete + "c mtmctl at").out == "attach\n");
   CHECK(shell(complete + "c mtmctl config ''").out == "check show\n");
@@ -144,8 +145,8 @@ TEST_CASE("a project builds against the installed libcxlccl by find_package(cxlc
   auto flags = run({"/usr/bin/env", "PKG_CONFIG_PATH=" + prefix + "/lib/pkgconfig", "pkg-config", "--cflags", "--libs", "cxlccl"});
   INFO(flags.err);
   REQUIRE(flags.exitCode == 0);
-  auto cc = shell("cc " + consumer + "/consumer.c " + flags.out.substr(0, flags.out.size() - 1) + " -Wl,-rpath," + prefix +
-                  "/lib -o " + work.path() + "/pkg-config-consumer");
+  auto cc = shell("cc " + consumer + "/consumer.c " + flags.out.substr(0, flags.out.size() - 1) + " -Wl,-rpath," + prefix + "/lib -o " +
+                  work.path() + "/pkg-config-consumer");
   INFO(cc.err);
   REQUIRE(cc.exitCode == 0);
 

@@ -92,8 +92,10 @@ std::string body(const std::string& response) {
 std::string urlEncode(const std::string& text) {
   std::string out;
   for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '_' || c == '.' || c == '-') out += static_cast<char>(c);
-    else out += fmt::format("%{:02X}", c);
+    if (std::isalnum(c) || c == '_' || c == '.' || c == '-')
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("%{:02X}", c);
   }
   return out;
 }
@@ -138,12 +140,18 @@ TEST_CASE("mtmd's metrics pass promtool and a Prometheus server scrapes them per
   REQUIRE(d.ctl({"attach", pid}).exitCode == 0);
 
   const std::string who = "cgroup=\"[^\"]*\",comm=\"mtm-test-hotset\",pid=\"" + pid + "\"";
-  const std::vector<std::string> expected{"mtm_target_bytes\\{" + who + ",tier=\"tier0\"\\} [1-9]", "mtm_target_hot_bytes\\{" + who + "\\} ",
-                                   "mtm_target_promoted_pages_total\\{" + who + "\\} 0", "mtm_tier_free_bytes\\{tier=\"tier0\"\\} [1-9]",
-                                   "mtm_tier_kernel_reserve_bytes\\{tier=\"tier0\"\\} [1-9]", "mtm_profiler_checks_total [1-9]",
-                                   "mtm_profiler_source_info\\{source=\"[a-z_]+\"\\} 1", "mtm_interval_duration_seconds_count [1-9]",
-                                   "mtm_plan_pages_bucket\\{le=\"\\+Inf\"\\} [1-9]", "mtm_build_info\\{version=\"" MTM_VERSION "\"\\} 1",
-                                   "mtm_kernel_vmstat_total\\{counter=\"pgmigrate_success\"\\} [0-9]", "mtm_mover_pages_in_flight 0"};
+  const std::vector<std::string> expected{"mtm_target_bytes\\{" + who + ",tier=\"tier0\"\\} [1-9]",
+                                          "mtm_target_hot_bytes\\{" + who + "\\} ",
+                                          "mtm_target_promoted_pages_total\\{" + who + "\\} 0",
+                                          "mtm_tier_free_bytes\\{tier=\"tier0\"\\} [1-9]",
+                                          "mtm_tier_kernel_reserve_bytes\\{tier=\"tier0\"\\} [1-9]",
+                                          "mtm_profiler_checks_total [1-9]",
+                                          "mtm_profiler_source_info\\{source=\"[a-z_]+\"\\} 1",
+                                          "mtm_interval_duration_seconds_count [1-9]",
+                                          "mtm_plan_pages_bucket\\{le=\"\\+Inf\"\\} [1-9]",
+                                          "mtm_build_info\\{version=\"" MTM_VERSION "\"\\} 1",
+                                          "mtm_kernel_vmstat_total\\{counter=\"pgmigrate_success\"\\} [0-9]",
+                                          "mtm_mover_pages_in_flight 0"};
   auto has = [](const std::string& text, const std::string& series) { return std::regex_search(text, std::regex("(^|\n)" + series)); };
   // Until every series is there (a slow build profiles the workload's pages over a few intervals).
   std::string exposition;
@@ -164,8 +172,10 @@ TEST_CASE("mtmd's metrics pass promtool and a Prometheus server scrapes them per
 
   // Debian's Prometheus server scrapes mtmd once a second; its HTTP API then answers for the pid.
   const int port = freePort();
-  const std::string config = dir.write("prometheus.yml", "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: mtmd\n"
-                                                         "    static_configs:\n      - targets: ['" + address + "']\n");
+  const std::string config = dir.write("prometheus.yml",
+                                       "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: mtmd\n"
+                                       "    static_configs:\n      - targets: ['" +
+                                           address + "']\n");
   ChildProcess prometheus({"/usr/bin/prometheus", "--config.file=" + config, "--storage.tsdb.path=" + dir.path() + "/tsdb",
                            "--web.listen-address=127.0.0.1:" + std::to_string(port)},
                           dir.path() + "/prometheus.log");
@@ -241,7 +251,8 @@ TEST_CASE("mtmd runs on without metrics when their address is taken, and a reloa
   const std::string taken = metricsAddress(first);
   REQUIRE(!taken.empty());
   Daemon second("", taken);
-  CHECK(second.process->log().find("metrics: cannot listen on " + taken + " (daemon.metrics): Address already in use: "
+  CHECK(second.process->log().find("metrics: cannot listen on " + taken +
+                                   " (daemon.metrics): Address already in use: "
                                    "running without metrics") != std::string::npos);
   CHECK(second.ctl({"status"}).exitCode == 0);
 

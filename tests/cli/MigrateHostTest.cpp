@@ -61,8 +61,8 @@ TEST_CASE("placement finds every resident page of a process on node 0", "[migrat
 
 TEST_CASE("migrate to the node the pages are on moves every page, huge pages whole, and corrupts nothing", "[migrate][host]") {
   Writer w;
-  auto r = run({bin("mtmctl"), "migrate", "--pid", w.pid(), "--range", w.thpRange, "--range", w.baseRange, "--to", "0",
-                "--threads", "2", "--batch", "64", "-f", "json"});
+  auto r = run({bin("mtmctl"), "migrate", "--pid", w.pid(), "--range", w.thpRange, "--range", w.baseRange, "--to", "0", "--threads", "2",
+                "--batch", "64", "-f", "json"});
   INFO(r.err);
   REQUIRE(r.exitCode == 0);
   YAML::Node doc = YAML::Load(r.out);
@@ -94,8 +94,8 @@ TEST_CASE("another user's process may not be touched", "[migrate][host]") {
   std::filesystem::copy_file(bin("mtmctl"), ctl);
   const bool root = geteuid() == 0;
   const std::string target = root ? std::to_string(getpid()) : "1";
-  for (const auto& cmd : std::vector<std::vector<std::string>>{
-           {ctl, "migrate", "--pid", target, "--all", "--to", "0"}, {ctl, "placement", "--pid", target}}) {
+  for (const auto& cmd : std::vector<std::vector<std::string>>{{ctl, "migrate", "--pid", target, "--all", "--to", "0"},
+                                                               {ctl, "placement", "--pid", target}}) {
     ChildProcess p(cmd, dir.path() + "/log", root ? 65534 : -1);
     CHECK(p.wait() == 1);
     CHECK(p.log().find("/smaps: Permission denied: run as root or as the process's owner") != std::string::npos);
@@ -122,8 +122,8 @@ TEST_CASE("a process that exits mid-migration ends the move with a clear error, 
   Writer w("32M");
   TempDir dir;
   // 4 MiB/s over 32 MiB: eight seconds of work, cut short after one.
-  ChildProcess ctl({bin("mtmctl"), "migrate", "--pid", w.pid(), "--range", w.thpRange, "--range", w.baseRange, "--to",
-                    "0", "--rate", "4MiB/s", "--batch", "16"},
+  ChildProcess ctl({bin("mtmctl"), "migrate", "--pid", w.pid(), "--range", w.thpRange, "--range", w.baseRange, "--to", "0", "--rate",
+                    "4MiB/s", "--batch", "16"},
                    dir.path() + "/log");
   std::this_thread::sleep_for(std::chrono::seconds(1));
   w.proc.signal(SIGKILL);

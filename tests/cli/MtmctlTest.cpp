@@ -51,14 +51,13 @@ TEST_CASE("mtmctl tiers on this machine", "[cli]") {
 }
 
 TEST_CASE("bad arguments print one line and exit 2", "[cli]") {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"tiers", "--format", "yaml"},
-           {"tiers", "--bogus"},
-           {"frobnicate"},
-           {},
-           {"config"},
-           {"config", "check"},
-           {"--kernel-root", "/nonexistent", "tiers"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"tiers", "--format", "yaml"},
+                                                                {"tiers", "--bogus"},
+                                                                {"frobnicate"},
+                                                                {},
+                                                                {"config"},
+                                                                {"config", "check"},
+                                                                {"--kernel-root", "/nonexistent", "tiers"}}) {
     std::vector<std::string> argv{bin("mtmctl")};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = run(argv);
@@ -91,8 +90,7 @@ TEST_CASE("mtmctl -v and -vv log to stderr at info and debug -- -v wins over run
   auto quiet = run({bin("mtmctl"), "run", "--embedded", "--policy", "none", "-q", "--", "true"});
   auto info = run({bin("mtmctl"), "-v", "run", "--embedded", "--policy", "none", "-q", "--", "true"});
   auto debug = run({bin("mtmctl"), "-vv", "run", "--embedded", "--policy", "none", "--", "sleep", "1.5"});
-  if (quiet.exitCode != 0)
-    MTM_SKIP("no embedded manager can run here: " << quiet.err);
+  if (quiet.exitCode != 0) MTM_SKIP("no embedded manager can run here: " << quiet.err);
   CHECK(quiet.err.find("manager policy=none") == std::string::npos);
   CHECK(info.exitCode == 0);
   CHECK(info.err.find("info: manager policy=none") != std::string::npos);
@@ -128,8 +126,7 @@ TEST_CASE("mtmctl config check names the line and key of a broken file", "[cli]"
   auto misfit = dir.write("misfit.yaml", "tiers:\n  list:\n    - {name: far, nodes: 5}\n");
   auto m = run({bin("mtmctl"), "--kernel-root", fixture("vm-6.12-4node-hmat"), "config", "check", misfit});
   CHECK(m.exitCode == 1);
-  CHECK(m.err == misfit + ": does not fit this machine: " + misfit +
-                     ":3: tiers.list: node 5 is not on this machine (memory nodes: 0-3)\n");
+  CHECK(m.err == misfit + ": does not fit this machine: " + misfit + ":3: tiers.list: node 5 is not on this machine (memory nodes: 0-3)\n");
 
   auto absent = run({bin("mtmctl"), "config", "check", dir.path() + "/absent.yaml"});
   CHECK(absent.exitCode == 1);

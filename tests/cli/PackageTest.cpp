@@ -34,7 +34,8 @@ TEST_CASE("the .deb packages pass lintian and unpack into a scratch root", "[pac
   CHECK(std::filesystem::exists(r + "/usr/sbin/mtmd"));
   CHECK(std::filesystem::exists(r + "/usr/share/man/man5/mtm.yaml.5.gz"));
   CHECK(std::filesystem::exists(r + "/usr/include/cxlccl.h"));
-  CHECK(readFile(r + "/lib/systemd/system/mtmd.service").find("ExecStart=/usr/sbin/mtmd --config /etc/mtm/mtm.yaml\n") != std::string::npos);
+  CHECK(readFile(r + "/lib/systemd/system/mtmd.service").find("ExecStart=/usr/sbin/mtmd --config /etc/mtm/mtm.yaml\n") !=
+        std::string::npos);
   auto conffiles = run({"/usr/bin/dpkg-query", "--admindir=" + r + "/var/lib/dpkg", "-W", "-f=${Conffiles}", "mtm"});
   CHECK(conffiles.out.find("/etc/mtm/mtm.yaml ") != std::string::npos);
   auto depends = run({"/usr/bin/dpkg-query", "--admindir=" + r + "/var/lib/dpkg", "-W", "-f=${Depends}", "libcxlccl-dev"});

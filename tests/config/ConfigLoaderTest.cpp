@@ -51,7 +51,8 @@ policy: {name: two_tier, hot_threshold: 0.7}
 migration: {max_rate: 1GiB/s, dry_run: true, threads: 4}
 targets: {pids: [12, 34], cgroups: [/sys/fs/cgroup/app], commands: [redis-server]}
 daemon: {log_level: debug}
-)", "x.yaml");
+)",
+                       "x.yaml");
   REQUIRE(r.ok());
   CHECK(r->tiers.discovery == Discovery::Hmat);
   CHECK(r->tiers.lowWatermark == Approx(0.01));
@@ -102,35 +103,24 @@ TEST_CASE("every config error names file:line, the key path, what was expected a
   CHECK(errorOf("profiler:\n  intervl_ms: 5\n") ==
         "mtm.yaml:2: profiler.intervl_ms: unknown key, expected one of interval_ms, abit_window_ms, budget, sources, "
         "hotness_decay, max_regions, min_region, split_variation, merge_difference, hw_event, hw_sample_period");
-  CHECK(errorOf("bogus: 1\n") ==
-        "mtm.yaml:1: bogus: unknown key, expected one of tiers, profiler, policy, migration, targets, daemon");
-  CHECK(errorOf("profiler:\n  interval_ms: 0\n") ==
-        "mtm.yaml:2: profiler.interval_ms: expected an integer in [10, 3600000], got \"0\"");
+  CHECK(errorOf("bogus: 1\n") == "mtm.yaml:1: bogus: unknown key, expected one of tiers, profiler, policy, migration, targets, daemon");
+  CHECK(errorOf("profiler:\n  interval_ms: 0\n") == "mtm.yaml:2: profiler.interval_ms: expected an integer in [10, 3600000], got \"0\"");
   CHECK(errorOf("profiler:\n  interval_ms: 500\n  abit_window_ms: 500\n") ==
         "mtm.yaml:3: profiler.abit_window_ms: expected less than interval_ms (500), got 500; 0 reads the bits a whole "
         "interval after clearing them");
-  CHECK(errorOf("profiler:\n  interval_ms: [1]\n") ==
-        "mtm.yaml:2: profiler.interval_ms: expected an integer in [10, 3600000], got a list");
-  CHECK(errorOf("migration:\n  max_rate: fast\n") ==
-        "mtm.yaml:2: migration.max_rate: expected a rate like 512MiB/s, got \"fast\"");
-  CHECK(errorOf("profiler:\n  min_region: lots\n") ==
-        "mtm.yaml:2: profiler.min_region: expected a size like 512MiB or 2G, got \"lots\"");
-  CHECK(errorOf("profiler:\n  min_region: 5000\n") ==
-        "mtm.yaml:2: profiler.min_region: expected a multiple of 4KiB, got 5000 bytes");
-  CHECK(errorOf("migration:\n  dry_run: yes please\n") ==
-        "mtm.yaml:2: migration.dry_run: expected true or false, got \"yes please\"");
-  CHECK(errorOf("policy:\n  name: smart\n") ==
-        "mtm.yaml:2: policy.name: expected one of mtm, two_tier, none, got \"smart\"");
+  CHECK(errorOf("profiler:\n  interval_ms: [1]\n") == "mtm.yaml:2: profiler.interval_ms: expected an integer in [10, 3600000], got a list");
+  CHECK(errorOf("migration:\n  max_rate: fast\n") == "mtm.yaml:2: migration.max_rate: expected a rate like 512MiB/s, got \"fast\"");
+  CHECK(errorOf("profiler:\n  min_region: lots\n") == "mtm.yaml:2: profiler.min_region: expected a size like 512MiB or 2G, got \"lots\"");
+  CHECK(errorOf("profiler:\n  min_region: 5000\n") == "mtm.yaml:2: profiler.min_region: expected a multiple of 4KiB, got 5000 bytes");
+  CHECK(errorOf("migration:\n  dry_run: yes please\n") == "mtm.yaml:2: migration.dry_run: expected true or false, got \"yes please\"");
+  CHECK(errorOf("policy:\n  name: smart\n") == "mtm.yaml:2: policy.name: expected one of mtm, two_tier, none, got \"smart\"");
   CHECK(errorOf("tiers:\n  discovery: guess\n") ==
         "mtm.yaml:2: tiers.discovery: expected one of auto, kernel, hmat, distance, got \"guess\"");
   CHECK(errorOf("profiler:\n  sources: [ebpf_abit, psychic]\n") ==
         "mtm.yaml:2: profiler.sources: expected one of hw_sample, ebpf_abit, page_fault, damon_vaddr, got \"psychic\"");
-  CHECK(errorOf("profiler:\n  sources: [ebpf_abit, ebpf_abit]\n") ==
-        "mtm.yaml:2: profiler.sources: source \"ebpf_abit\" is listed twice");
-  CHECK(errorOf("daemon:\n  socket: relative.sock\n") ==
-        "mtm.yaml:2: daemon.socket: expected an absolute path, got \"relative.sock\"");
-  CHECK(errorOf("targets:\n  pids: [0]\n") ==
-        "mtm.yaml:2: targets.pids: expected an integer in [1, 4194304], got \"0\"");
+  CHECK(errorOf("profiler:\n  sources: [ebpf_abit, ebpf_abit]\n") == "mtm.yaml:2: profiler.sources: source \"ebpf_abit\" is listed twice");
+  CHECK(errorOf("daemon:\n  socket: relative.sock\n") == "mtm.yaml:2: daemon.socket: expected an absolute path, got \"relative.sock\"");
+  CHECK(errorOf("targets:\n  pids: [0]\n") == "mtm.yaml:2: targets.pids: expected an integer in [1, 4194304], got \"0\"");
   CHECK(errorOf("tiers: 5\n") ==
         "mtm.yaml:1: tiers: expected a mapping of keys (discovery, low_watermark, high_watermark, list), got \"5\"");
   CHECK(errorOf("- a\n- b\n") ==
@@ -144,8 +134,7 @@ TEST_CASE("every config error names file:line, the key path, what was expected a
 TEST_CASE("tier list errors: overlapping nodes, missing nodes, bad node lists", "[config]") {
   CHECK(errorOf("tiers:\n  list:\n    - {name: a, nodes: 0-1}\n    - {name: b, nodes: \"1,2\"}\n") ==
         "mtm.yaml:4: tiers.list[1].nodes: node 1 is already in tiers.list[0]: a node belongs to one tier");
-  CHECK(errorOf("tiers:\n  list:\n    - {name: a}\n") ==
-        "mtm.yaml:3: tiers.list[0].nodes: missing: every tier needs its nodes");
+  CHECK(errorOf("tiers:\n  list:\n    - {name: a}\n") == "mtm.yaml:3: tiers.list[0].nodes: missing: every tier needs its nodes");
   CHECK(errorOf("tiers:\n  list:\n    - {name: a, nodes: \"0-\"}\n") ==
         "mtm.yaml:3: tiers.list[0].nodes: expected a node list like 0,2-3, got \"0-\"");
   CHECK(errorOf("tiers:\n  list:\n    - {name: a, nodes: 0}\n    - {name: a, nodes: 1}\n") ==
@@ -160,7 +149,7 @@ TEST_CASE("every error is reported, not just the first", "[config]") {
 }
 
 TEST_CASE("syntax errors and unreadable files", "[config]") {
-  CHECK(errorOf("policy:\n  name: [unclosed\n") .rfind("mtm.yaml:3: syntax error: ", 0) == 0);
+  CHECK(errorOf("policy:\n  name: [unclosed\n").rfind("mtm.yaml:3: syntax error: ", 0) == 0);
   auto missing = loadConfigFile("/nonexistent/mtm.yaml");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message() == "/nonexistent/mtm.yaml: cannot read config: No such file or directory");

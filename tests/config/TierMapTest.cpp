@@ -73,10 +73,9 @@ TEST_CASE("auto: where the kernel's tiers lump together nodes that HMAT tells ap
   REQUIRE(map.ok());
   CHECK(map->source == TierSource::Hmat);
   CHECK(nodesOf(*map) == std::vector<std::vector<int>>{{0}, {1}, {2}, {3}});
-  CHECK(map->notes == std::vector<std::string>{
-                          "tiers from kernel: 0-3",
-                          "the kernel's tiers (0-3) lump together nodes that hmat tells apart: tiers from hmat: "
-                          "0 > 1 > 2 > 3 (tiers.discovery: kernel follows the kernel)"});
+  CHECK(map->notes == std::vector<std::string>{"tiers from kernel: 0-3",
+                                               "the kernel's tiers (0-3) lump together nodes that hmat tells apart: tiers from hmat: "
+                                               "0 > 1 > 2 > 3 (tiers.discovery: kernel follows the kernel)"});
   SECTION("and the config can insist on the kernel's tiers") {
     auto kernel = buildTierMap(topologyOf("vm-6.1-4node-hmat"), tiersFrom("tiers: {discovery: kernel}"));
     REQUIRE(kernel.ok());
@@ -117,8 +116,7 @@ TEST_CASE("without kernel tiers HMAT ranks, without HMAT distances do", "[tiers]
   REQUIRE_FALSE(forced.ok());
   CHECK(forced.error().message() == "t.yaml:1: tiers.discovery is kernel but the kernel reports no memory tiers");
 
-  for (int n = 0; n < 4; ++n)
-    std::filesystem::remove_all(dir.path() + "/sys/devices/system/node/node" + std::to_string(n) + "/access0");
+  for (int n = 0; n < 4; ++n) std::filesystem::remove_all(dir.path() + "/sys/devices/system/node/node" + std::to_string(n) + "/access0");
   auto noHmat = discoverTopology(KernelFs(dir.path()));
   REQUIRE(noHmat.ok());
   auto byDistance = buildTierMap(*noHmat, TiersConfig{});
@@ -162,7 +160,8 @@ TEST_CASE("a config that does not fit the machine is refused with its line", "[t
   REQUIRE_FALSE(tooBig.ok());
   CHECK(tooBig.error().message().rfind("t.yaml:3: tiers.list: capacity 1.0 TiB is above the ", 0) == 0);
   CHECK(tooBig.error().message().find("that nodes 1 have") != std::string::npos);
-  auto lowAboveHigh = buildTierMap(topo, tiersFrom("tiers:\n  high_watermark: 3%\n  list:\n    - {name: a, nodes: 1, low_watermark: 4%}\n"));
+  auto lowAboveHigh =
+      buildTierMap(topo, tiersFrom("tiers:\n  high_watermark: 3%\n  list:\n    - {name: a, nodes: 1, low_watermark: 4%}\n"));
   REQUIRE_FALSE(lowAboveHigh.ok());
   CHECK(lowAboveHigh.error().message() == "t.yaml:4: tiers.list: low_watermark is above high_watermark");
 }

@@ -14,9 +14,7 @@ namespace {
 // A writable copy of a fixture tree, to break on purpose.
 struct Broken {
   test::TempDir dir;
-  explicit Broken(const std::string& name) {
-    fs::copy(test::fixture(name), dir.path(), fs::copy_options::recursive);
-  }
+  explicit Broken(const std::string& name) { fs::copy(test::fixture(name), dir.path(), fs::copy_options::recursive); }
   void remove(const std::string& path) const { fs::remove_all(dir.path() + path); }
   void write(const std::string& path, const std::string& text) const { dir.write(path.substr(1), text); }
   KernelFs kfs() const { return KernelFs(dir.path()); }
@@ -62,8 +60,8 @@ TEST_CASE("missing or malformed kernel files give a note or a clear error", "[to
     auto topo = discoverTopology(b.kfs());
     REQUIRE(topo.ok());
     CHECK(topo->kernelTiers.empty());
-    CHECK(topo->notes == std::vector<std::string>{
-        "no kernel memory tiers (/sys/devices/virtual/memory_tiering missing; Linux 6.1+ has it)"});
+    CHECK(topo->notes ==
+          std::vector<std::string>{"no kernel memory tiers (/sys/devices/virtual/memory_tiering missing; Linux 6.1+ has it)"});
   }
   SECTION("no /proc/zoneinfo: no kernel reserve, and a note that says so") {
     Broken b("vm-6.12-4node-hmat");
@@ -97,8 +95,7 @@ TEST_CASE("missing or malformed kernel files give a note or a clear error", "[to
     b.write("/sys/devices/system/node/node2/meminfo", "Node 2 MemTotal: 5 kB\n???\n");
     auto topo = discoverTopology(b.kfs());
     REQUIRE_FALSE(topo.ok());
-    CHECK(topo.error().message() ==
-          "/sys/devices/system/node/node2/meminfo: line 2: expected \"Node N Key: value [kB]\", got \"???\"");
+    CHECK(topo.error().message() == "/sys/devices/system/node/node2/meminfo: line 2: expected \"Node N Key: value [kB]\", got \"???\"");
   }
   SECTION("a malformed tier nodelist is ignored with a note") {
     Broken b("vm-6.12-4node-hmat");
@@ -106,7 +103,8 @@ TEST_CASE("missing or malformed kernel files give a note or a clear error", "[to
     auto topo = discoverTopology(b.kfs());
     REQUIRE(topo.ok());
     CHECK(topo->kernelTiers.size() == 3);
-    CHECK(topo->notes.at(0).rfind("ignored memory_tier63: /sys/devices/virtual/memory_tiering/memory_tier63/nodelist: expected a node list", 0) == 0);
+    CHECK(topo->notes.at(0).rfind("ignored memory_tier63: /sys/devices/virtual/memory_tiering/memory_tier63/nodelist: expected a node list",
+                                  0) == 0);
   }
   SECTION("a short distance row and missing HMAT files") {
     Broken b("vm-6.12-4node-hmat");

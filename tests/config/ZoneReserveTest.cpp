@@ -13,10 +13,8 @@ TEST_CASE("the kernel's reserve on a node is each zone's low watermark + boost +
     REQUIRE(reserves.ok());
     // Node 0: DMA low 238 + protection 487, DMA32 low 7758; its empty Normal and Movable zones
     // list watermarks too, and count nothing.
-    CHECK(*reserves == std::map<int, uint64_t>{{0, (238 + 487 + 7758) * 4096ull},
-                                               {1, 8021 * 4096ull},
-                                               {2, 8021 * 4096ull},
-                                               {3, 6052 * 4096ull}});
+    CHECK(*reserves ==
+          std::map<int, uint64_t>{{0, (238 + 487 + 7758) * 4096ull}, {1, 8021 * 4096ull}, {2, 8021 * 4096ull}, {3, 6052 * 4096ull}});
   }
   SECTION("boost counts; a pageset's high: and a zone without pages do not") {
     const char* text =

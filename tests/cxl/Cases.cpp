@@ -10,8 +10,7 @@
 namespace cxlccl::test {
 
 const char* kindName(Kind k) {
-  static const char* const kNames[] = {"AllGather", "Broadcast", "Gather", "Scatter",
-                                       "Reduce", "AllReduce", "ReduceScatter", "AllToAll"};
+  static const char* const kNames[] = {"AllGather", "Broadcast", "Gather", "Scatter", "Reduce", "AllReduce", "ReduceScatter", "AllToAll"};
   return kNames[static_cast<int>(k)];
 }
 bool reduces(Kind k) { return k == Kind::reduce || k == Kind::allReduce || k == Kind::reduceScatter; }
@@ -24,15 +23,23 @@ int runCase(cxlcclComm_t comm, int rank, int n, const Case& c, DeviceStores* dev
   // Buffer sizes in elements.
   std::size_t sendCount = count, recvCount = count;
   switch (c.kind) {
-    case Kind::allGather: case Kind::gather: recvCount = count * nsz; break;
-    case Kind::scatter: sendCount = count * nsz; break;
-    case Kind::reduceScatter: sendCount = count * nsz; break;
-    case Kind::allToAll: sendCount = recvCount = count * nsz; break;
-    default: break;
+    case Kind::allGather:
+    case Kind::gather:
+      recvCount = count * nsz;
+      break;
+    case Kind::scatter:
+      sendCount = count * nsz;
+      break;
+    case Kind::reduceScatter:
+      sendCount = count * nsz;
+      break;
+    case Kind::allToAll:
+      sendCount = recvCount = count * nsz;
+      break;
+    default:
+      break;
   }
-  auto in = [&](std::size_t r, std::size_t i) {
-    return inputValue(static_cast<int>(r), i, c.seed, prod, c.type);
-  };
+  auto in = [&](std::size_t r, std::size_t i) { return inputValue(static_cast<int>(r), i, c.seed, prod, c.type); };
   std::vector<std::int64_t> mine(sendCount);
   for (std::size_t i = 0; i < sendCount; ++i) mine[i] = in(static_cast<std::size_t>(rank), i);
   std::vector<std::int64_t> firstBlock(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(count));
@@ -87,14 +94,30 @@ int runCase(cxlcclComm_t comm, int rank, int n, const Case& c, DeviceStores* dev
   }
   cxlcclResult_t result = cxlcclSuccess;
   switch (c.kind) {
-    case Kind::allGather: result = cxlcclAllGather(send, recv, count, c.type, comm, stream); break;
-    case Kind::broadcast: result = cxlcclBroadcast(send, recv, count, c.type, c.root, comm, stream); break;
-    case Kind::gather: result = cxlcclGather(send, recv, count, c.type, c.root, comm, stream); break;
-    case Kind::scatter: result = cxlcclScatter(send, recv, count, c.type, c.root, comm, stream); break;
-    case Kind::reduce: result = cxlcclReduce(send, recv, count, c.type, c.op, c.root, comm, stream); break;
-    case Kind::allReduce: result = cxlcclAllReduce(send, recv, count, c.type, c.op, comm, stream); break;
-    case Kind::reduceScatter: result = cxlcclReduceScatter(send, recv, count, c.type, c.op, comm, stream); break;
-    case Kind::allToAll: result = cxlcclAllToAll(send, recv, count, c.type, comm, stream); break;
+    case Kind::allGather:
+      result = cxlcclAllGather(send, recv, count, c.type, comm, stream);
+      break;
+    case Kind::broadcast:
+      result = cxlcclBroadcast(send, recv, count, c.type, c.root, comm, stream);
+      break;
+    case Kind::gather:
+      result = cxlcclGather(send, recv, count, c.type, c.root, comm, stream);
+      break;
+    case Kind::scatter:
+      result = cxlcclScatter(send, recv, count, c.type, c.root, comm, stream);
+      break;
+    case Kind::reduce:
+      result = cxlcclReduce(send, recv, count, c.type, c.op, c.root, comm, stream);
+      break;
+    case Kind::allReduce:
+      result = cxlcclAllReduce(send, recv, count, c.type, c.op, comm, stream);
+      break;
+    case Kind::reduceScatter:
+      result = cxlcclReduceScatter(send, recv, count, c.type, c.op, comm, stream);
+      break;
+    case Kind::allToAll:
+      result = cxlcclAllToAll(send, recv, count, c.type, comm, stream);
+      break;
   }
   if (result != cxlcclSuccess) {
     std::fprintf(stderr, "rank %d: %s: %s\n", rank, kindName(c.kind), cxlcclGetLastError(comm));
@@ -114,19 +137,33 @@ int runCase(cxlcclComm_t comm, int rank, int n, const Case& c, DeviceStores* dev
   for (std::size_t i = 0; i < expected.size(); ++i) {
     std::size_t block = i / count, at = i % count;
     switch (c.kind) {
-      case Kind::allGather: case Kind::gather: expected[i] = in(block, at); break;
-      case Kind::broadcast: expected[i] = in(static_cast<std::size_t>(c.root), i); break;
-      case Kind::scatter: expected[i] = in(static_cast<std::size_t>(c.root), rank * count + i); break;
-      case Kind::allToAll: expected[i] = in(block, rank * count + at); break;
-      case Kind::reduce: case Kind::allReduce: expected[i] = reduced(i); break;
-      case Kind::reduceScatter: expected[i] = reduced(rank * count + i); break;
+      case Kind::allGather:
+      case Kind::gather:
+        expected[i] = in(block, at);
+        break;
+      case Kind::broadcast:
+        expected[i] = in(static_cast<std::size_t>(c.root), i);
+        break;
+      case Kind::scatter:
+        expected[i] = in(static_cast<std::size_t>(c.root), rank * count + i);
+        break;
+      case Kind::allToAll:
+        expected[i] = in(block, rank * count + at);
+        break;
+      case Kind::reduce:
+      case Kind::allReduce:
+        expected[i] = reduced(i);
+        break;
+      case Kind::reduceScatter:
+        expected[i] = reduced(rank * count + i);
+        break;
     }
   }
   long long bad = firstMismatch(recv, c.type, expected);
   if (bad >= 0) {
-    std::fprintf(stderr, "rank %d of %d: %s type %d op %d count %zu%s root %d%s: element %lld wrong\n",
-                 rank, n, kindName(c.kind), static_cast<int>(c.type), static_cast<int>(c.op), count,
-                 c.inPlace ? " in place" : "", c.root, device != nullptr ? " on a GPU" : "", bad);
+    std::fprintf(stderr, "rank %d of %d: %s type %d op %d count %zu%s root %d%s: element %lld wrong\n", rank, n, kindName(c.kind),
+                 static_cast<int>(c.type), static_cast<int>(c.op), count, c.inPlace ? " in place" : "", c.root,
+                 device != nullptr ? " on a GPU" : "", bad);
     return 1;
   }
   return 0;

@@ -35,8 +35,8 @@ class PoolStores : public DeviceStores {
 
 // Every case for the given sizes on one communicator of n ranks.
 // `sumOnly`: reductions with sum alone and out of place alone (the largest sizes).
-int runAll(int rank, int n, const cxlcclUniqueId& id, const std::vector<std::size_t>& counts,
-           int coherence, const std::vector<cxlcclDataType_t>& types, bool sumOnly, bool poolBuffers) {
+int runAll(int rank, int n, const cxlcclUniqueId& id, const std::vector<std::size_t>& counts, int coherence,
+           const std::vector<cxlcclDataType_t>& types, bool sumOnly, bool poolBuffers) {
   std::unique_ptr<PoolStores> stores;
   if (poolBuffers) {
     std::size_t largest = *std::max_element(counts.begin(), counts.end()) * 8 * static_cast<std::size_t>(n) + 64;
@@ -60,8 +60,8 @@ int runAll(int rank, int n, const cxlcclUniqueId& id, const std::vector<std::siz
         int ops = reduces(kind) && !sumOnly ? cxlcclNumOps : 1;
         for (int o = 0; o < ops; ++o) {
           for (int inPlace = 0; inPlace < (sumOnly ? 1 : 2); ++inPlace) {
-            Case c{kind, type, static_cast<cxlcclRedOp_t>(o), count,
-                   inPlace == 1, static_cast<int>(seed % static_cast<std::uint64_t>(n)), seed};
+            Case c{kind, type, static_cast<cxlcclRedOp_t>(o), count, inPlace == 1, static_cast<int>(seed % static_cast<std::uint64_t>(n)),
+                   seed};
             ++seed;
             failures += runCase(comm, rank, n, c, stores.get());
             if (failures > 5) {
@@ -83,13 +83,13 @@ std::vector<cxlcclDataType_t> allTypes() {
   return types;
 }
 
-void checkAllRanks(int n, const std::vector<std::size_t>& counts, int coherence,
-                   const std::vector<cxlcclDataType_t>& types = allTypes(), bool sumOnly = false,
-                   int poolDevices = 1, bool poolBuffers = false) {
+void checkAllRanks(int n, const std::vector<std::size_t>& counts, int coherence, const std::vector<cxlcclDataType_t>& types = allTypes(),
+                   bool sumOnly = false, int poolDevices = 1, bool poolBuffers = false) {
   TempPool pool(poolDevices);
   cxlcclUniqueId id;
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
-  std::vector<int> codes = runRanks(n, [&](int rank) { return runAll(rank, n, id, counts, coherence, types, sumOnly, poolBuffers); }, 600);
+  std::vector<int> codes = runRanks(
+      n, [&](int rank) { return runAll(rank, n, id, counts, coherence, types, sumOnly, poolBuffers); }, 600);
   for (int rank = 0; rank < n; ++rank) {
     INFO("rank " << rank << " of " << n);
     CHECK(codes[static_cast<std::size_t>(rank)] == 0);
@@ -105,10 +105,10 @@ const std::vector<std::size_t> kCounts{1, 7, 1001, 65537};
 const std::vector<std::size_t> kLargeCounts{300001};
 const std::vector<cxlcclDataType_t> kLargeTypes{cxlcclUint8, cxlcclBfloat16, cxlcclFloat32, cxlcclInt64};
 
-#define CXL_RANKS_TEST(n)                                                                       \
-  TEST_CASE("every collective x type x op x size on " #n " ranks", "[cxl]") {                 \
-    checkAllRanks(n, kCounts, cxlcclCoherencePool);                                             \
-    checkAllRanks(n, kLargeCounts, cxlcclCoherencePool, kLargeTypes);                           \
+#define CXL_RANKS_TEST(n)                                                     \
+  TEST_CASE("every collective x type x op x size on " #n " ranks", "[cxl]") { \
+    checkAllRanks(n, kCounts, cxlcclCoherencePool);                           \
+    checkAllRanks(n, kLargeCounts, cxlcclCoherencePool, kLargeTypes);         \
   }
 CXL_RANKS_TEST(1)
 CXL_RANKS_TEST(2)
@@ -118,9 +118,7 @@ CXL_RANKS_TEST(5)
 CXL_RANKS_TEST(8)
 
 // The top of the size range: 64 MiB per rank's buffer, every collective, on 2 ranks.
-TEST_CASE("every collective at 64 MiB on 2 ranks", "[cxl]") {
-  checkAllRanks(2, {16u << 20}, cxlcclCoherencePool, {cxlcclFloat32}, true);
-}
+TEST_CASE("every collective at 64 MiB on 2 ranks", "[cxl]") { checkAllRanks(2, {16u << 20}, cxlcclCoherencePool, {cxlcclFloat32}, true); }
 
 TEST_CASE("every collective in the non-coherence simulation", "[cxl]") {
   int n = GENERATE(2, 3, 5);
@@ -128,9 +126,7 @@ TEST_CASE("every collective in the non-coherence simulation", "[cxl]") {
   checkAllRanks(n, kCounts, cxlcclCoherenceSimulate);
 }
 
-TEST_CASE("every collective with cache-line flushes", "[cxl]") {
-  checkAllRanks(3, {5, 4099}, cxlcclCoherenceFlush);
-}
+TEST_CASE("every collective with cache-line flushes", "[cxl]") { checkAllRanks(3, {5, 4099}, cxlcclCoherenceFlush); }
 
 // Striped over three files: every ring and every large message crosses stripes on each.
 TEST_CASE("every collective on a pool striped over 3 files", "[cxl]") {
@@ -178,7 +174,7 @@ TEST_CASE("a small AllReduce in place right after a large Broadcast", "[cxl]") {
   cxlcclUniqueId id;
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
   constexpr std::size_t kBroadcast = 1 << 20, kSmall = 200;  // floats: 4 MiB, 800 bytes
-  constexpr int kRounds = 300, kRanks = 4;  // more ranks than this machine's cores: preempted anywhere
+  constexpr int kRounds = 300, kRanks = 4;                   // more ranks than this machine's cores: preempted anywhere
   std::vector<int> codes = runRanks(kRanks, [&](int rank) {
     cxlcclComm_t comm = nullptr;
     if (cxlcclCommInitRank(&comm, kRanks, id, rank) != cxlcclSuccess) return 1;

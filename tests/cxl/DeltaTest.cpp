@@ -31,7 +31,8 @@ void checkRanks(int n, const std::function<int(int rank, const cxlcclUniqueId& i
   TempPool pool;
   cxlcclUniqueId id;
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
-  std::vector<int> codes = runRanks(n, [&](int rank) { return body(rank, id); }, seconds);
+  std::vector<int> codes = runRanks(
+      n, [&](int rank) { return body(rank, id); }, seconds);
   for (int rank = 0; rank < n; ++rank) {
     INFO("rank " << rank << " of " << n);
     CHECK(codes[static_cast<std::size_t>(rank)] == 0);
@@ -43,9 +44,9 @@ void checkRanks(int n, const std::function<int(int rank, const cxlcclUniqueId& i
 struct Step {
   bool allGather;
   int root;
-  double changed;     // share of lines a writer changes
-  int scribbler;      // a reader that writes its receive buffer before the call (-1: none)
-  int recvSlot;       // which of two receive buffers the call uses
+  double changed;  // share of lines a writer changes
+  int scribbler;   // a reader that writes its receive buffer before the call (-1: none)
+  int recvSlot;    // which of two receive buffers the call uses
 };
 
 int runSteps(int rank, int n, const cxlcclUniqueId& id, int coherence, int delta, int steps) {
@@ -57,7 +58,7 @@ int runSteps(int rank, int n, const cxlcclUniqueId& id, int coherence, int delta
   struct Size {
     std::vector<std::vector<unsigned char>> model;  // every writer's send buffer
     std::vector<unsigned char> send;
-    std::vector<std::vector<unsigned char>> recv;   // two receive buffers
+    std::vector<std::vector<unsigned char>> recv;  // two receive buffers
   };
   std::vector<Size> state(2);
   for (int z = 0; z < 2; ++z) {
@@ -74,9 +75,8 @@ int runSteps(int rank, int n, const cxlcclUniqueId& id, int coherence, int delta
   const double fractions[] = {0, 0.0005, 0.01, 0.1, 0.5, 1.0};
   int failures = 0;
   for (int s = 0; s < steps && failures == 0; ++s) {
-    Step step{shared() % 2 == 0, static_cast<int>(shared() % static_cast<std::uint64_t>(n)),
-              fractions[shared() % 6], shared() % 5 == 0 ? static_cast<int>(shared() % static_cast<std::uint64_t>(n)) : -1,
-              shared() % 8 == 0 ? 1 : 0};
+    Step step{shared() % 2 == 0, static_cast<int>(shared() % static_cast<std::uint64_t>(n)), fractions[shared() % 6],
+              shared() % 5 == 0 ? static_cast<int>(shared() % static_cast<std::uint64_t>(n)) : -1, shared() % 8 == 0 ? 1 : 0};
     const int z = shared() % 4 == 0 ? 1 : 0;
     const std::size_t bytes = sizes[z];
     Size& st = state[static_cast<std::size_t>(z)];
@@ -110,8 +110,8 @@ int runSteps(int rank, int n, const cxlcclUniqueId& id, int coherence, int delta
       if (!step.allGather && w != step.root) continue;
       const unsigned char* got = out.data() + (step.allGather ? static_cast<std::size_t>(w) * bytes : 0);
       if (std::memcmp(got, st.model[static_cast<std::size_t>(w)].data(), bytes) != 0) {
-        std::fprintf(stderr, "rank %d step %d (%s of %zu bytes, writer %d, %.4f changed, scribbler %d): wrong data\n", rank,
-                     s, step.allGather ? "AllGather" : "Broadcast", bytes, w, step.changed, step.scribbler);
+        std::fprintf(stderr, "rank %d step %d (%s of %zu bytes, writer %d, %.4f changed, scribbler %d): wrong data\n", rank, s,
+                     step.allGather ? "AllGather" : "Broadcast", bytes, w, step.changed, step.scribbler);
         ++failures;
       }
     }
@@ -120,9 +120,8 @@ int runSteps(int rank, int n, const cxlcclUniqueId& id, int coherence, int delta
   cxlcclCommStats(comm, &stats);
   // Every path was taken: lines applied, and whole copies where a receiver wrote its buffer.
   if (failures == 0 && (stats.deltaLineApplies == 0 || stats.deltaFallbacks == 0 || stats.deltaLinePublishes == 0)) {
-    std::fprintf(stderr, "rank %d: a path was never taken: %llu line applies, %llu fallbacks, %llu line publishes\n",
-                 rank, static_cast<unsigned long long>(stats.deltaLineApplies),
-                 static_cast<unsigned long long>(stats.deltaFallbacks),
+    std::fprintf(stderr, "rank %d: a path was never taken: %llu line applies, %llu fallbacks, %llu line publishes\n", rank,
+                 static_cast<unsigned long long>(stats.deltaLineApplies), static_cast<unsigned long long>(stats.deltaFallbacks),
                  static_cast<unsigned long long>(stats.deltaLinePublishes));
     ++failures;
   }
@@ -131,7 +130,8 @@ int runSteps(int rank, int n, const cxlcclUniqueId& id, int coherence, int delta
 }
 
 void checkSteps(int n, int coherence, int delta, int steps) {
-  checkRanks(n, [&](int rank, const cxlcclUniqueId& id) { return runSteps(rank, n, id, coherence, delta, steps); }, 600);
+  checkRanks(
+      n, [&](int rank, const cxlcclUniqueId& id) { return runSteps(rank, n, id, coherence, delta, steps); }, 600);
 }
 
 }  // namespace
@@ -245,22 +245,25 @@ TEST_CASE("delta publish in auto sends by ring while most lines change", "[cxl]"
 
 // Ranks that disagree on delta publish get an error, not a hang or wrong data.
 TEST_CASE("ranks that disagree on delta publish fail the call", "[cxl]") {
-  checkRanks(2, [&](int rank, const cxlcclUniqueId& id) {
-    cxlcclConfig_t config = CXLCCL_CONFIG_INITIALIZER;
-    config.delta = rank == 0 ? cxlcclDeltaOn : cxlcclDeltaOff;
-    config.timeoutMs = 5000;
-    cxlcclComm_t comm = initRankWith(id, 2, rank, config);
-    if (comm == nullptr) return 1;
-    std::vector<unsigned char> buffer(1 << 20, static_cast<unsigned char>(rank));
-    cxlcclResult_t result = cxlcclBroadcast(buffer.data(), buffer.data(), buffer.size(), cxlcclUint8, 0, comm, nullptr);
-    std::string message = cxlcclGetLastError(comm);
-    cxlcclCommAbort(comm);
-    if (result == cxlcclSuccess) return 2;
-    // The receiver sees the other piece; the writer learns it from the receiver's abort.
-    if (rank == 1 && message.find("different") == std::string::npos) {
-      std::fprintf(stderr, "rank 1: %s\n", message.c_str());
-      return 3;
-    }
-    return 0;
-  }, 60);
+  checkRanks(
+      2,
+      [&](int rank, const cxlcclUniqueId& id) {
+        cxlcclConfig_t config = CXLCCL_CONFIG_INITIALIZER;
+        config.delta = rank == 0 ? cxlcclDeltaOn : cxlcclDeltaOff;
+        config.timeoutMs = 5000;
+        cxlcclComm_t comm = initRankWith(id, 2, rank, config);
+        if (comm == nullptr) return 1;
+        std::vector<unsigned char> buffer(1 << 20, static_cast<unsigned char>(rank));
+        cxlcclResult_t result = cxlcclBroadcast(buffer.data(), buffer.data(), buffer.size(), cxlcclUint8, 0, comm, nullptr);
+        std::string message = cxlcclGetLastError(comm);
+        cxlcclCommAbort(comm);
+        if (result == cxlcclSuccess) return 2;
+        // The receiver sees the other piece; the writer learns it from the receiver's abort.
+        if (rank == 1 && message.find("different") == std::string::npos) {
+          std::fprintf(stderr, "rank 1: %s\n", message.c_str());
+          return 3;
+        }
+        return 0;
+      },
+      60);
 }

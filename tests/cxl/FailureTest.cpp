@@ -32,11 +32,9 @@ cxlcclComm_t initRank(const cxlcclUniqueId& id, int n, int rank, int timeoutMs, 
 // Exit codes of the surviving ranks: 0 when their call failed with `expected` and a message
 // containing `text` (or `otherText`: a survivor may learn of the failure from another survivor
 // that aborted first).
-int expectFailure(cxlcclComm_t comm, cxlcclResult_t result, cxlcclResult_t expected, const char* text,
-                  const char* otherText = nullptr) {
+int expectFailure(cxlcclComm_t comm, cxlcclResult_t result, cxlcclResult_t expected, const char* text, const char* otherText = nullptr) {
   std::string message = cxlcclGetLastError(comm);
-  bool said = message.find(text) != std::string::npos ||
-              (otherText != nullptr && message.find(otherText) != std::string::npos);
+  bool said = message.find(text) != std::string::npos || (otherText != nullptr && message.find(otherText) != std::string::npos);
   if (result != expected || !said) {
     std::fprintf(stderr, "expected %d with '%s', got %d: %s\n", expected, text, result, message.c_str());
     return 1;
@@ -49,8 +47,7 @@ int expectFailure(cxlcclComm_t comm, cxlcclResult_t result, cxlcclResult_t expec
 }
 
 // Runs body(comm, rank) on the ranks of a new communicator in `pool`; their exit codes.
-std::vector<int> onRanks(int n, int timeoutMs, int heartbeatMs,
-                         const std::function<int(cxlcclComm_t, int)>& body) {
+std::vector<int> onRanks(int n, int timeoutMs, int heartbeatMs, const std::function<int(cxlcclComm_t, int)>& body) {
   cxlcclUniqueId id;
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
   return runRanks(n, [&](int rank) {
@@ -161,7 +158,8 @@ TEST_CASE("bad arguments are refused before anything moves", "[cxl]") {
     check(cxlcclAllGather(buf.data(), out.data(), SIZE_MAX / 2, cxlcclFloat, comm, nullptr), "overflows");
     // A stream where no GPU can run it ("built without CUDA" or "no GPU is usable here").
     if (access("/dev/nvidiactl", F_OK) != 0)
-      check(cxlcclAllGather(buf.data(), out.data(), 64, cxlcclFloat, comm, reinterpret_cast<cudaStream_t>(8)), "host buffers take stream NULL");
+      check(cxlcclAllGather(buf.data(), out.data(), 64, cxlcclFloat, comm, reinterpret_cast<cudaStream_t>(8)),
+            "host buffers take stream NULL");
     check(cxlcclAllReduce(buf.data(), nullptr, 64, cxlcclFloat, cxlcclSum, comm, nullptr), "recvbuff is NULL");
     check(cxlcclReduce(buf.data(), out.data(), 64, cxlcclFloat, cxlcclSum, -1, comm, nullptr), "root -1");
     check(cxlcclAllGather(buf.data(), out.data(), 64, cxlcclFloat, nullptr, nullptr), "comm is NULL");

@@ -3,10 +3,10 @@
 // no GPU is usable; ctest label `gpu`.
 
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
 #include <cuda_runtime_api.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <vector>
@@ -98,7 +98,8 @@ TEST_CASE("every collective on GPU buffers", "[cxl][gpu]") {
   TempPool pool;
   cxlcclUniqueId id;
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
-  std::vector<int> codes = runRanks(n, [&](int rank) { return allCollectives(rank, n, id); }, 600);
+  std::vector<int> codes = runRanks(
+      n, [&](int rank) { return allCollectives(rank, n, id); }, 600);
   for (int code : codes) CHECK(code == 0);
 }
 
@@ -125,8 +126,7 @@ TEST_CASE("send and recv of GPU buffers in a group and a host buffer beside them
     int failures = result == cxlcclSuccess && mixed == cxlcclSuccess ? 0 : 1;
     if (failures != 0) std::fprintf(stderr, "rank %d: %s\n", rank, cxlcclGetLastError(comm));
     for (std::size_t i = 0; i < count && failures == 0; ++i) {
-      if (recv[i] != static_cast<std::int32_t>(i * 3 + static_cast<std::size_t>(peer)) ||
-          hostRecv[i] != static_cast<std::int32_t>(i * 3)) {
+      if (recv[i] != static_cast<std::int32_t>(i * 3 + static_cast<std::size_t>(peer)) || hostRecv[i] != static_cast<std::int32_t>(i * 3)) {
         std::fprintf(stderr, "rank %d: element %zu wrong\n", rank, i);
         ++failures;
       }

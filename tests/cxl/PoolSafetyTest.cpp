@@ -139,8 +139,10 @@ TEST_CASE("every region-table field out of range is an error naming the pool, th
     INFO(c.name);
     unlink(pool.path().c_str());
     poolWithRegion(pool.path());
-    if (c.size == 8) poke(pool.path(), kTable + c.at, c.value);
-    else poke(pool.path(), kTable + c.at, static_cast<std::uint32_t>(c.value));
+    if (c.size == 8)
+      poke(pool.path(), kTable + c.at, c.value);
+    else
+      poke(pool.path(), kTable + c.at, static_cast<std::uint32_t>(c.value));
     const std::string error = openError(pool.path());
     CHECK(error.find("pool " + pool.path() + ": region table entry 0: " + c.says) != std::string::npos);
     CHECK(error.find("cxlccl-pool format") != std::string::npos);
@@ -179,11 +181,11 @@ TEST_CASE("cxlccl-pool info shows a corrupt communicator header as an error, not
   const auto regions = p->regions();
   REQUIRE(regions.size() == 1);
   const off_t region = static_cast<off_t>(regions[0].offset);
-  poke(pool.path(), region, 0x344d4d4f434c4343ull);  // kCommMagic: a communicator's header
+  poke(pool.path(), region, 0x344d4d4f434c4343ull);    // kCommMagic: a communicator's header
   poke(pool.path(), region + 16, std::uint64_t{64});   // nranks
   poke(pool.path(), region + 24, std::uint64_t{128});  // lineBytes
-  poke(pool.path(), region + 32, 1ull << 40);         // chunkBytes: far past the region
-  poke(pool.path(), region + 40, std::uint64_t{8});   // chunks
+  poke(pool.path(), region + 32, 1ull << 40);          // chunkBytes: far past the region
+  poke(pool.path(), region + 40, std::uint64_t{8});    // chunks
   Output out = shell(poolTool() + " info " + pool.path());
   CHECK(out.status == 0);
   CHECK(out.text.find("communicator header field chunkBytes = 1099511627776") != std::string::npos);

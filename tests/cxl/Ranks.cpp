@@ -27,39 +27,69 @@ std::uint16_t toBf16(float f) {
 
 void store(void* buffer, cxlcclDataType_t type, std::size_t i, std::int64_t v) {
   switch (type) {
-    case cxlcclInt8: static_cast<std::int8_t*>(buffer)[i] = narrow<std::int8_t>(v); break;
-    case cxlcclUint8: static_cast<std::uint8_t*>(buffer)[i] = narrow<std::uint8_t>(v); break;
-    case cxlcclInt32: static_cast<std::int32_t*>(buffer)[i] = narrow<std::int32_t>(v); break;
-    case cxlcclUint32: static_cast<std::uint32_t*>(buffer)[i] = narrow<std::uint32_t>(v); break;
-    case cxlcclInt64: static_cast<std::int64_t*>(buffer)[i] = v; break;
-    case cxlcclUint64: static_cast<std::uint64_t*>(buffer)[i] = static_cast<std::uint64_t>(v); break;
-    case cxlcclFloat16: static_cast<_Float16*>(buffer)[i] = static_cast<_Float16>(v); break;
-    case cxlcclFloat32: static_cast<float*>(buffer)[i] = static_cast<float>(v); break;
-    case cxlcclFloat64: static_cast<double*>(buffer)[i] = static_cast<double>(v); break;
-    case cxlcclBfloat16: static_cast<std::uint16_t*>(buffer)[i] = toBf16(static_cast<float>(v)); break;
-    default: break;
+    case cxlcclInt8:
+      static_cast<std::int8_t*>(buffer)[i] = narrow<std::int8_t>(v);
+      break;
+    case cxlcclUint8:
+      static_cast<std::uint8_t*>(buffer)[i] = narrow<std::uint8_t>(v);
+      break;
+    case cxlcclInt32:
+      static_cast<std::int32_t*>(buffer)[i] = narrow<std::int32_t>(v);
+      break;
+    case cxlcclUint32:
+      static_cast<std::uint32_t*>(buffer)[i] = narrow<std::uint32_t>(v);
+      break;
+    case cxlcclInt64:
+      static_cast<std::int64_t*>(buffer)[i] = v;
+      break;
+    case cxlcclUint64:
+      static_cast<std::uint64_t*>(buffer)[i] = static_cast<std::uint64_t>(v);
+      break;
+    case cxlcclFloat16:
+      static_cast<_Float16*>(buffer)[i] = static_cast<_Float16>(v);
+      break;
+    case cxlcclFloat32:
+      static_cast<float*>(buffer)[i] = static_cast<float>(v);
+      break;
+    case cxlcclFloat64:
+      static_cast<double*>(buffer)[i] = static_cast<double>(v);
+      break;
+    case cxlcclBfloat16:
+      static_cast<std::uint16_t*>(buffer)[i] = toBf16(static_cast<float>(v));
+      break;
+    default:
+      break;
   }
 }
 
 bool equals(const void* buffer, cxlcclDataType_t type, std::size_t i, std::int64_t v) {
   switch (type) {
-    case cxlcclInt8: return static_cast<const std::int8_t*>(buffer)[i] == narrow<std::int8_t>(v);
-    case cxlcclUint8: return static_cast<const std::uint8_t*>(buffer)[i] == narrow<std::uint8_t>(v);
-    case cxlcclInt32: return static_cast<const std::int32_t*>(buffer)[i] == narrow<std::int32_t>(v);
-    case cxlcclUint32: return static_cast<const std::uint32_t*>(buffer)[i] == narrow<std::uint32_t>(v);
-    case cxlcclInt64: return static_cast<const std::int64_t*>(buffer)[i] == v;
-    case cxlcclUint64: return static_cast<const std::uint64_t*>(buffer)[i] == static_cast<std::uint64_t>(v);
-    case cxlcclFloat16: return static_cast<const _Float16*>(buffer)[i] == static_cast<_Float16>(v);
-    case cxlcclFloat32: return static_cast<const float*>(buffer)[i] == static_cast<float>(v);
-    case cxlcclFloat64: return static_cast<const double*>(buffer)[i] == static_cast<double>(v);
-    case cxlcclBfloat16: return static_cast<const std::uint16_t*>(buffer)[i] == toBf16(static_cast<float>(v));
-    default: return false;
+    case cxlcclInt8:
+      return static_cast<const std::int8_t*>(buffer)[i] == narrow<std::int8_t>(v);
+    case cxlcclUint8:
+      return static_cast<const std::uint8_t*>(buffer)[i] == narrow<std::uint8_t>(v);
+    case cxlcclInt32:
+      return static_cast<const std::int32_t*>(buffer)[i] == narrow<std::int32_t>(v);
+    case cxlcclUint32:
+      return static_cast<const std::uint32_t*>(buffer)[i] == narrow<std::uint32_t>(v);
+    case cxlcclInt64:
+      return static_cast<const std::int64_t*>(buffer)[i] == v;
+    case cxlcclUint64:
+      return static_cast<const std::uint64_t*>(buffer)[i] == static_cast<std::uint64_t>(v);
+    case cxlcclFloat16:
+      return static_cast<const _Float16*>(buffer)[i] == static_cast<_Float16>(v);
+    case cxlcclFloat32:
+      return static_cast<const float*>(buffer)[i] == static_cast<float>(v);
+    case cxlcclFloat64:
+      return static_cast<const double*>(buffer)[i] == static_cast<double>(v);
+    case cxlcclBfloat16:
+      return static_cast<const std::uint16_t*>(buffer)[i] == toBf16(static_cast<float>(v));
+    default:
+      return false;
   }
 }
 
-bool isUnsigned(cxlcclDataType_t type) {
-  return type == cxlcclUint8 || type == cxlcclUint32 || type == cxlcclUint64;
-}
+bool isUnsigned(cxlcclDataType_t type) { return type == cxlcclUint8 || type == cxlcclUint32 || type == cxlcclUint64; }
 
 }  // namespace
 
@@ -67,8 +97,7 @@ TempPool::TempPool(int devices) {
   // Short names when striped: a unique id holds the whole comma-separated list in 95 bytes.
   static int made = 0;
   std::string stem = "/dev/shm/cxlccl-test-" + std::to_string(getpid()) + "-" +
-                     (devices == 1 ? std::to_string(std::chrono::steady_clock::now().time_since_epoch().count())
-                                   : std::to_string(++made));
+                     (devices == 1 ? std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) : std::to_string(++made));
   for (int d = 0; d < devices; ++d) {
     files_.push_back(devices == 1 ? stem : stem + "." + std::to_string(d));
     path_ += (d == 0 ? "" : ",") + files_.back();
@@ -131,8 +160,7 @@ std::vector<int> runRanks(int nranks, const std::function<int(int rank)>& body, 
   return codes;
 }
 
-std::int64_t inputValue(int rank, std::size_t i, std::uint64_t seed, bool forProduct,
-                        cxlcclDataType_t type) {
+std::int64_t inputValue(int rank, std::size_t i, std::uint64_t seed, bool forProduct, cxlcclDataType_t type) {
   std::uint64_t h = (static_cast<std::uint64_t>(rank) * 0x9e3779b97f4a7c15ull) ^ (i * 0xbf58476d1ce4e5b9ull) ^ seed;
   h ^= h >> 31;
   if (forProduct) {
@@ -148,8 +176,7 @@ void fill(void* buffer, cxlcclDataType_t type, const std::vector<std::int64_t>& 
   for (std::size_t i = 0; i < values.size(); ++i) store(buffer, type, i, values[i]);
 }
 
-long long firstMismatch(const void* buffer, cxlcclDataType_t type,
-                        const std::vector<std::int64_t>& values) {
+long long firstMismatch(const void* buffer, cxlcclDataType_t type, const std::vector<std::int64_t>& values) {
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (!equals(buffer, type, i, values[i])) return static_cast<long long>(i);
   }
@@ -159,20 +186,33 @@ long long firstMismatch(const void* buffer, cxlcclDataType_t type,
 std::int64_t reduceRef(std::int64_t a, std::int64_t b, cxlcclRedOp_t op, cxlcclDataType_t type) {
   (void)type;
   switch (op) {
-    case cxlcclSum: return a + b;
-    case cxlcclProd: return a * b;
-    case cxlcclMax: return std::max(a, b);
-    case cxlcclMin: return std::min(a, b);
-    default: return 0;
+    case cxlcclSum:
+      return a + b;
+    case cxlcclProd:
+      return a * b;
+    case cxlcclMax:
+      return std::max(a, b);
+    case cxlcclMin:
+      return std::min(a, b);
+    default:
+      return 0;
   }
 }
 
 std::size_t elementBytes(cxlcclDataType_t type) {
   switch (type) {
-    case cxlcclInt8: case cxlcclUint8: return 1;
-    case cxlcclFloat16: case cxlcclBfloat16: return 2;
-    case cxlcclInt32: case cxlcclUint32: case cxlcclFloat32: return 4;
-    default: return 8;
+    case cxlcclInt8:
+    case cxlcclUint8:
+      return 1;
+    case cxlcclFloat16:
+    case cxlcclBfloat16:
+      return 2;
+    case cxlcclInt32:
+    case cxlcclUint32:
+    case cxlcclFloat32:
+      return 4;
+    default:
+      return 8;
   }
 }
 

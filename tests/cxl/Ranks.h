@@ -37,12 +37,10 @@ cxlcclComm_t initRankWith(const cxlcclUniqueId& id, int nranks, int rank, const 
 // The value element i of `rank`'s buffer holds in case `seed`: small integers (non-negative for
 // unsigned types), so every sum and product the tests make is exact in every type, fp16 and bf16
 // included; products of 1, 2 and -1 stay within 2^8.
-std::int64_t inputValue(int rank, std::size_t i, std::uint64_t seed, bool forProduct,
-                        cxlcclDataType_t type);
+std::int64_t inputValue(int rank, std::size_t i, std::uint64_t seed, bool forProduct, cxlcclDataType_t type);
 void fill(void* buffer, cxlcclDataType_t type, const std::vector<std::int64_t>& values);
 // The index of the first element that differs from `values`, or -1.
-long long firstMismatch(const void* buffer, cxlcclDataType_t type,
-                        const std::vector<std::int64_t>& values);
+long long firstMismatch(const void* buffer, cxlcclDataType_t type, const std::vector<std::int64_t>& values);
 // What `op` makes of a and b in `type`'s arithmetic (integers wrap like the library's).
 std::int64_t reduceRef(std::int64_t a, std::int64_t b, cxlcclRedOp_t op, cxlcclDataType_t type);
 

@@ -1,9 +1,9 @@
 // A pool striped over several devices (files here): where its bytes land, and the checks that
 // refuse the devices in another order, in part, or another pool's.
 
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstring>
 #include <memory>

@@ -1,9 +1,9 @@
 // The pieces under the collectives: the non-coherence simulation, the layout, reductions,
 // settings, the threads that share copies, and how a communicator counts the CPUs of its host.
 
-#include <catch2/catch.hpp>
 #include <sched.h>
 #include <sys/mman.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -16,9 +16,9 @@
 #include "CopyCrew.h"
 #include "Layout.h"
 #include "Options.h"
+#include "Ranks.h"
 #include "Reduce.h"
 #include "RegionView.h"
-#include "Ranks.h"
 
 using namespace cxlccl;
 
@@ -110,8 +110,8 @@ TEST_CASE("reductions of half and bfloat16 round to nearest even", "[cxl]") {
   reduce(a, a, b, 2, cxlcclFloat16, cxlcclSum);
   CHECK(static_cast<float>(a[0]) == 1.5f);
   CHECK(static_cast<float>(a[1]) == 2048.0f);  // 2049 is not a half: ties to even
-  std::uint16_t x[1] = {0x3f80};  // 1.0 in bfloat16
-  std::uint16_t y[1] = {0x3b80};  // 2^-8: 1 + 2^-8 lies halfway, rounds to 1.0 (even)
+  std::uint16_t x[1] = {0x3f80};               // 1.0 in bfloat16
+  std::uint16_t y[1] = {0x3b80};               // 2^-8: 1 + 2^-8 lies halfway, rounds to 1.0 (even)
   reduce(x, x, y, 1, cxlcclBfloat16, cxlcclSum);
   CHECK(x[0] == 0x3f80);
   std::int8_t i[1] = {127}, j[1] = {1};
@@ -226,19 +226,22 @@ static std::vector<int> oversubscribedWhenBound(const std::function<int(int)>& c
   void* shared = mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   REQUIRE(shared != MAP_FAILED);
   auto* counted = new (shared) std::atomic<int>(0);
-  std::vector<int> result = test::runRanks(2, [&](int rank) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpuOf(rank), &one);
-    Options options;
-    std::unique_ptr<Comm> comm;
-    if (sched_setaffinity(0, sizeof one, &one) != 0 || !resolveOptions(nullptr, &options).ok() ||
-        !Comm::init(2, rank, id, options, &comm).ok())
-      return 2;
-    counted->fetch_add(1);
-    while (counted->load() < 2) sched_yield();
-    return comm->oversubscribed() ? 1 : 0;
-  }, 60);
+  std::vector<int> result = test::runRanks(
+      2,
+      [&](int rank) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpuOf(rank), &one);
+        Options options;
+        std::unique_ptr<Comm> comm;
+        if (sched_setaffinity(0, sizeof one, &one) != 0 || !resolveOptions(nullptr, &options).ok() ||
+            !Comm::init(2, rank, id, options, &comm).ok())
+          return 2;
+        counted->fetch_add(1);
+        while (counted->load() < 2) sched_yield();
+        return comm->oversubscribed() ? 1 : 0;
+      },
+      60);
   munmap(shared, sizeof(std::atomic<int>));
   return result;
 }

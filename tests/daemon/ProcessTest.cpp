@@ -46,11 +46,11 @@ TEST_CASE("kernel threads and the ids of a process's other threads are not proce
     root.write("proc/" + std::to_string(pid) + "/status", body);
   };
   const std::string uids = "Uid:\t0\t0\t0\t0\n";
-  write(2, "Name:\tkthreadd\nState:\tS (sleeping)\nTgid:\t2\n" + uids + "Kthread:\t1\n");      // 6.12
-  write(3, "Name:\tkdamond.0\nState:\tS (sleeping)\nTgid:\t3\n" + uids);                    // 6.1: no mm
+  write(2, "Name:\tkthreadd\nState:\tS (sleeping)\nTgid:\t2\n" + uids + "Kthread:\t1\n");  // 6.12
+  write(3, "Name:\tkdamond.0\nState:\tS (sleeping)\nTgid:\t3\n" + uids);                   // 6.1: no mm
   write(50, "Name:\tworker\nState:\tS (sleeping)\nTgid:\t50\n" + uids + "VmSize:\t 1000 kB\n");
   write(51, "Name:\tworker\nState:\tS (sleeping)\nTgid:\t50\n" + uids + "VmSize:\t 1000 kB\n");  // a thread
-  write(52, "Name:\tdone\nState:\tZ (zombie)\nTgid:\t52\n" + uids);                         // exited
+  write(52, "Name:\tdone\nState:\tZ (zombie)\nTgid:\t52\n" + uids);                              // exited
   write(53, "Name:\tnew\nState:\tR (running)\nTgid:\t53\n" + uids + "VmSize:\t 8 kB\nKthread:\t0\n");
   KernelFs fs(root.path());
   auto check = [&](int pid) { return daemon::checkManageable(daemon::readProcessIdentity(fs, pid).value()); };

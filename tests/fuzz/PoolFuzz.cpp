@@ -103,7 +103,8 @@ int writeSeeds(const std::string& dir) {
     close(fd);
     std::vector<std::uint8_t> seed(all.begin(), all.begin() + kHeaderPage + kTableBytes);
     seed.insert(seed.end(), all.begin() + kDataAt, all.begin() + kDataAt + regionBytes);
-    std::ofstream(dir + "/" + name, std::ios::binary).write(reinterpret_cast<const char*>(seed.data()), static_cast<std::streamsize>(seed.size()));
+    std::ofstream(dir + "/" + name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(seed.data()), static_cast<std::streamsize>(seed.size()));
     return true;
   };
   unlink(path.c_str());

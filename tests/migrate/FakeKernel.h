@@ -136,8 +136,7 @@ class FakeKernel final : public migrate::MemorySyscalls, public migrate::HugePag
   }
   std::set<uint64_t> splitRefused;
 
-  Result<std::vector<migrate::HugeExtent>> find(int, const std::vector<Vma>&, uint64_t start,
-                                                uint64_t end) override {
+  Result<std::vector<migrate::HugeExtent>> find(int, const std::vector<Vma>&, uint64_t start, uint64_t end) override {
     std::vector<migrate::HugeExtent> out;
     for (uint64_t t : thps_)
       if (t + (2 << 20) > start && t < end) out.push_back({t, 2ull << 20, false});

@@ -127,13 +127,13 @@ TEST_CASE("a range that covers part of a THP moves it whole, or splits it when a
 TEST_CASE("busy pages are retried, a bounded number of times", "[mover]") {
   Setup s;
   s.kernel.map(kBase, 10 * 4096, 0);
-  s.kernel.busyTries[kBase] = 2;             // moves on the third pass
-  s.kernel.busyTries[kBase + 4096] = 100;    // never moves
+  s.kernel.busyTries[kBase] = 2;           // moves on the third pass
+  s.kernel.busyTries[kBase + 4096] = 100;  // never moves
   s.options.retries = 3;
   auto st = s.move({request(0, 10 * 4096, 1)});
   CHECK(st.pagesMoved == 9);
   CHECK(failed(st, EBUSY) == 1);
-  CHECK(st.retries == 2 + 2 + 1);            // passes 2 and 3: both pages; pass 4: the stubborn one
+  CHECK(st.retries == 2 + 2 + 1);  // passes 2 and 3: both pages; pass 4: the stubborn one
   CHECK(s.kernel.nodeOf(kBase) == 1);
   CHECK(s.kernel.nodeOf(kBase + 4096) == 0);
   CHECK(s.kernel.calls.size() == 4);
@@ -141,7 +141,7 @@ TEST_CASE("busy pages are retried, a bounded number of times", "[mover]") {
 
 TEST_CASE("per-page errors are counted by reason", "[mover]") {
   Setup s;
-  s.kernel.map(kBase, 6 * 4096, 0);          // pages 6..7 of the range are not populated
+  s.kernel.map(kBase, 6 * 4096, 0);  // pages 6..7 of the range are not populated
   s.kernel.shared.insert(kBase + 4096);
   auto st = s.move({request(0, 8 * 4096, 2)});
   CHECK(st.pagesRequested == 8);
@@ -316,7 +316,7 @@ TEST_CASE("the byte rate holds in both directions: never faster, not much slower
     const double seconds = std::chrono::duration<double>(st.elapsed).count();
     const double burst = std::chrono::duration<double>(s.options.burst).count();
     CHECK(st.bytesPerSecond() <= rate * (1 + burst / seconds) * 1.001);  // never faster than allowed
-    CHECK(st.bytesPerSecond() >= 0.9 * rate);                          // not much slower
+    CHECK(st.bytesPerSecond() >= 0.9 * rate);                            // not much slower
   }
   SECTION("a kernel slower than the rate is not slowed further") {
     Setup s;

@@ -17,9 +17,9 @@
 #include <memory>
 #include <set>
 
+#include "Skip.h"
 #include "mtm/profiler/AbitScanner.h"
 #include "mtm/profiler/AccessedBitClear.h"
-#include "Skip.h"
 
 using namespace mtm::profiler;
 
@@ -153,8 +153,8 @@ struct SparseToucher {
     REQUIRE(pipe(ack) == 0);
     pid = fork();
     if (pid == 0) {
-      auto* p = static_cast<volatile char*>(
-          mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+      auto* p =
+          static_cast<volatile char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
       madvise(const_cast<char*>(p), bytes, MADV_NOHUGEPAGE);
       touchOnLru(p, bytes, offsets);
       if (holeAt) munmap(const_cast<char*>(p) + holeAt, 4096);

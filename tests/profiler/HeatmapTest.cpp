@@ -62,8 +62,9 @@ TEST_CASE("heatmaps know where each row was: tiers, moves and events per interva
 TEST_CASE("heatmaps render as SVG with both panels, axes and legends, and as a PNG of the same picture", "[heatmap]") {
   auto g = buildHeatmap(sampleWithPlacement(), 0, 8);
   const std::string svg = renderSvg(g, "t");
-  for (const std::string text : {">hotness<", ">placement<", ">time (s)<", ">+4.0 MiB<", "share of checks that found the memory accessed",
-                                 "tier holding most of each cell", ">tier2<", "3s: pid 7 exited", "up (max 4.0 MiB an interval)", ">not profiled<"})
+  for (const std::string text :
+       {">hotness<", ">placement<", ">time (s)<", ">+4.0 MiB<", "share of checks that found the memory accessed",
+        "tier holding most of each cell", ">tier2<", "3s: pid 7 exited", "up (max 4.0 MiB an interval)", ">not profiled<"})
     CHECK(svg.find(text) != std::string::npos);
   CHECK(renderSvg(buildHeatmap(sample(), 0, 8), "t").find(">placement<") == std::string::npos);
 

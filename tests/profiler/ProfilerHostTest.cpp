@@ -14,10 +14,10 @@
 #include "ChildProcess.h"
 #include "HotSetScore.h"
 #include "Run.h"
+#include "Skip.h"
 #include "mtm/config/ConfigLoader.h"
 #include "mtm/profiler/PerfSampler.h"
 #include "mtm/profiler/Profiler.h"
-#include "Skip.h"
 
 using namespace mtm;
 
@@ -29,8 +29,19 @@ namespace {
 bench::Score profileHotSet(const std::vector<std::string>& extra, const config::Config& cfg, int intervals) {
   test::TempDir dir;
   const std::string truthFile = dir.path() + "/truth", ready = dir.path() + "/ready";
-  std::vector<std::string> args{test::bin("mtm-test-hotset"), "--size", "256M", "--hot-fraction", "0.1", "--phases", "1",
-                                "--phase-seconds", "60", "--truth", truthFile, "--ready", ready};
+  std::vector<std::string> args{test::bin("mtm-test-hotset"),
+                                "--size",
+                                "256M",
+                                "--hot-fraction",
+                                "0.1",
+                                "--phases",
+                                "1",
+                                "--phase-seconds",
+                                "60",
+                                "--truth",
+                                truthFile,
+                                "--ready",
+                                ready};
   args.insert(args.end(), extra.begin(), extra.end());
   test::ChildProcess workload(args, dir.path() + "/log");
   REQUIRE(!test::waitForFile(ready, 60).empty());
@@ -52,8 +63,8 @@ bench::Score profileHotSet(const std::vector<std::string>& extra, const config::
     truth.update(truthFile);
     REQUIRE(!truth.phases.empty());
     score = bench::score(bench::hotRanges(snap, cfg.policy.hotThreshold), truth, truth.phases.back());
-    UNSCOPED_INFO("interval " << i << ": precision " << score.precision << " recall " << score.recall
-                              << " regions " << snap.regions.size() << " checks " << snap.checks);
+    UNSCOPED_INFO("interval " << i << ": precision " << score.precision << " recall " << score.recall << " regions " << snap.regions.size()
+                              << " checks " << snap.checks);
   }
   return score;
 }
@@ -77,8 +88,7 @@ TEST_CASE("software page-fault samples flow through the real perf ring buffer", 
   attr.sample_period = 1;
   attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR;
   auto ev = profiler::PerfEvent::open(attr, static_cast<int>(gettid()), 16);
-  if (!ev)
-    MTM_SKIP("perf_event_open refused here: " << ev.error().message());
+  if (!ev) MTM_SKIP("perf_event_open refused here: " << ev.error().message());
   constexpr size_t kPages = 64;
   auto* p = static_cast<volatile char*>(mmap(nullptr, kPages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   for (size_t i = 0; i < kPages; ++i) p[i * 4096] = 1;  // one fault a page
@@ -103,8 +113,7 @@ TEST_CASE("the profiler finds a workload's known hot set", "[profiler][host][pro
 // Not [profiler-e2e] (which the VM lab runs too): the trickle's pace is this machine's CPU's; in
 // the TCG guest the same arguments read the cold pages far more rarely, and the 30-60 checks an
 // interval there leave regions too coarse for the precision asked here.
-TEST_CASE("memory read at a trickle is not hot: accessed bits are read a window after they are cleared",
-          "[profiler][host]") {
+TEST_CASE("memory read at a trickle is not hot: accessed bits are read a window after they are cleared", "[profiler][host]") {
   MTM_REQUIRE_ROOT("the accessed-bit source");
   // Every page of the cold majority is read now and then (a trickle: on this machine's CPU,
   // about every 100 ms), the hot tenth all the time: read a whole 300 ms interval after clearing,
@@ -178,20 +187,20 @@ TEST_CASE("mtmctl profile records intervals that mtmctl heatmap draws", "[profil
   MTM_REQUIRE_ROOT("the accessed-bit source");
   test::TempDir dir;
   const std::string ready = dir.path() + "/ready";
-  test::ChildProcess workload({test::bin("mtm-test-hotset"), "--size", "64M", "--phases", "1", "--phase-seconds", "60",
-                               "--truth", dir.path() + "/truth", "--ready", ready},
+  test::ChildProcess workload({test::bin("mtm-test-hotset"), "--size", "64M", "--phases", "1", "--phase-seconds", "60", "--truth",
+                               dir.path() + "/truth", "--ready", ready},
                               dir.path() + "/log");
   REQUIRE(!test::waitForFile(ready, 60).empty());
   const std::string rec = dir.path() + "/p.jsonl";
-  auto r = test::run({test::bin("mtmctl"), "profile", "--pid", std::to_string(workload.pid()), "--duration", "1",
-                      "--interval-ms", "200", "--source", "ebpf_abit", "--record", rec});
+  auto r = test::run({test::bin("mtmctl"), "profile", "--pid", std::to_string(workload.pid()), "--duration", "1", "--interval-ms", "200",
+                      "--source", "ebpf_abit", "--record", rec});
   INFO(r.err);
   REQUIRE(r.exitCode == 0);
   CHECK(r.out.find("# profiling 1 process(es) with ebpf_abit, interval 200 ms") != std::string::npos);
   CHECK(r.out.find("hottest regions:") != std::string::npos);
   // As JSON: an object a line per interval, then the hottest regions.
-  auto json = test::run({test::bin("mtmctl"), "profile", "--pid", std::to_string(workload.pid()), "--duration", "1",
-                         "--interval-ms", "200", "--source", "ebpf_abit", "--format", "json"});
+  auto json = test::run({test::bin("mtmctl"), "profile", "--pid", std::to_string(workload.pid()), "--duration", "1", "--interval-ms", "200",
+                         "--source", "ebpf_abit", "--format", "json"});
   REQUIRE(json.exitCode == 0);
   std::vector<std::string> lines;
   std::istringstream in(json.out);

@@ -63,8 +63,8 @@ TEST_CASE("hotness decays, confidence counts checks, node follows the votes", "[
   CHECK(r.node == 3);
   touch(rs, kB, kB + 2 * kM, false);
   rs.endInterval();
-  CHECK(rs.regions()[0].hotness == Approx(0.5));   // decay 0.5
-  rs.endInterval();                                // nothing checked: hotness stays
+  CHECK(rs.regions()[0].hotness == Approx(0.5));  // decay 0.5
+  rs.endInterval();                               // nothing checked: hotness stays
   CHECK(rs.regions()[0].hotness == Approx(0.5));
   CHECK(rs.regions()[0].confidence < 17);
 }
@@ -272,7 +272,7 @@ TEST_CASE("a region a policy moved in part is cut where the move ended and both 
   CHECK_FALSE(rs.cutAt(kB + 64 * kM));       // past the end
   CHECK_FALSE(rs.cutAt(kB + 8 * kM + 100));  // not on a page
   one.cfg.maxRegions = 2;
-  CHECK_FALSE(rs.cutAt(kB + 8 * kM));        // at max_regions
+  CHECK_FALSE(rs.cutAt(kB + 8 * kM));  // at max_regions
 }
 
 TEST_CASE("a THP-backed region is cut on 2 MiB boundaries only", "[regions]") {

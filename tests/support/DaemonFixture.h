@@ -26,8 +26,7 @@ struct Daemon {
   TempDir dir;
   std::string config;
   std::unique_ptr<ChildProcess> process;
-  explicit Daemon(const std::string& extra = "", const std::string& metrics = "127.0.0.1:0")
-      : config(daemonConfig(dir, extra, metrics)) {
+  explicit Daemon(const std::string& extra = "", const std::string& metrics = "127.0.0.1:0") : config(daemonConfig(dir, extra, metrics)) {
     process = std::make_unique<ChildProcess>(std::vector<std::string>{bin("mtmd"), "--config", config}, dir.path() + "/log");
     REQUIRE(process->waitForLog("ready socket="));
   }

@@ -17,8 +17,8 @@
   } while (0)
 
 // Skips the enclosing test case with `why`.
-#define MTM_SKIP(why)         \
-  do {                        \
-    WARN("SKIP: " << why);    \
-    return;                   \
+#define MTM_SKIP(why)      \
+  do {                     \
+    WARN("SKIP: " << why); \
+    return;                \
   } while (0)

@@ -17,10 +17,9 @@ TEST_CASE("an AllGather across two guests sharing one pool", "[vm][cxl]") {
   REQUIRE(format.exitCode == 0);
   auto guest = [&](int rank) {
     return mtm::test::vmlab({"--nodes", "1", "--node-mem", "512M", "--qemu-arg", "-object", "--qemu-arg",
-                             "memory-backend-file,id=pool,mem-path=" + pool + ",size=64M,share=on",
-                             "--qemu-arg", "-device", "--qemu-arg", "ivshmem-plain,memdev=pool", "--add",
-                             mtm::test::sourceDir() + "/tests/vm/cxl-two-hosts.sh:/bin/cxl-two-hosts", "--",
-                             "cxl-two-hosts", std::to_string(rank)});
+                             "memory-backend-file,id=pool,mem-path=" + pool + ",size=64M,share=on", "--qemu-arg", "-device", "--qemu-arg",
+                             "ivshmem-plain,memdev=pool", "--add", mtm::test::sourceDir() + "/tests/vm/cxl-two-hosts.sh:/bin/cxl-two-hosts",
+                             "--", "cxl-two-hosts", std::to_string(rank)});
   };
   auto first = std::async(std::launch::async, guest, 0);
   auto second = std::async(std::launch::async, guest, 1);

@@ -5,9 +5,8 @@
 
 TEST_CASE("mtmd moves a moving hot set into the top tier and the old one down, and survives abuse", "[vm][daemon]") {
   const std::string dir = mtm::test::sourceDir() + "/tests/vm/";
-  auto r = mtm::test::vmlab({"--nodes", "4", "--node-mem", "256M,512M,512M,768M", "--add", dir + "daemon-e2e.sh:/bin/daemon-e2e",
-                             "--add", dir + "writer-lib.sh:/bin/writer-lib.sh",
-                             "--add", dir + "daemon-e2e.yaml:/etc/mtm/mtm.yaml",
+  auto r = mtm::test::vmlab({"--nodes", "4", "--node-mem", "256M,512M,512M,768M", "--add", dir + "daemon-e2e.sh:/bin/daemon-e2e", "--add",
+                             dir + "writer-lib.sh:/bin/writer-lib.sh", "--add", dir + "daemon-e2e.yaml:/etc/mtm/mtm.yaml",
                              // util-linux's setpriv: busybox's cannot change uids
                              "--add", "/usr/bin/setpriv:/usr/bin/setpriv", "--", "daemon-e2e"});
   INFO(r.out << r.err);
@@ -20,8 +19,8 @@ TEST_CASE("mtmd moves a moving hot set into the top tier and the old one down, a
 // Dry run: the policy plans, the plan is logged, and not one page moves.
 TEST_CASE("mtmctl run --dry-run logs the promotions it would make and moves no page", "[vm][daemon]") {
   const std::string dir = mtm::test::sourceDir() + "/tests/vm/";
-  auto r = mtm::test::vmlab({"--nodes", "4", "--node-mem", "256M,512M,512M,768M", "--add", dir + "dry-run-e2e.sh:/bin/dry-run-e2e",
-                             "--add", dir + "writer-lib.sh:/bin/writer-lib.sh", "--", "dry-run-e2e"});
+  auto r = mtm::test::vmlab({"--nodes", "4", "--node-mem", "256M,512M,512M,768M", "--add", dir + "dry-run-e2e.sh:/bin/dry-run-e2e", "--add",
+                             dir + "writer-lib.sh:/bin/writer-lib.sh", "--", "dry-run-e2e"});
   INFO(r.out << r.err);
   CHECK(mtm::test::failReason(r.out) == "");
   CHECK(r.exitCode == 0);
@@ -33,8 +32,8 @@ TEST_CASE("mtmctl run --dry-run logs the promotions it would make and moves no p
 TEST_CASE("on Debian 12's 6.1 kernel mtmctl run forms tiers from HMAT and moves the hot set up", "[vm][daemon]") {
   const std::string dir = mtm::test::sourceDir() + "/tests/vm/";
   auto r = mtm::test::vmlab({"--kernel", "6.1", "--nodes", "4", "--node-mem", "256M,512M,512M,768M", "--add",
-                             dir + "debian61-e2e.sh:/bin/debian61-e2e", "--add", dir + "writer-lib.sh:/bin/writer-lib.sh",
-                             "--", "debian61-e2e"});
+                             dir + "debian61-e2e.sh:/bin/debian61-e2e", "--add", dir + "writer-lib.sh:/bin/writer-lib.sh", "--",
+                             "debian61-e2e"});
   INFO(r.out << r.err);
   CHECK(mtm::test::failReason(r.out) == "");
   CHECK(r.exitCode == 0);

@@ -23,8 +23,7 @@ TEST_CASE("pages move 0 -> 2 -> 3 -> 0 under a budget while written, THPs whole,
 // --split-thp a partly covered THP moves whole.
 TEST_CASE("a THP is split and moved in parts then collapsed again while written and no byte is lost", "[vm][migrate]") {
   auto r = mtm::test::vmlab({"--nodes", "4", "--node-mem", "256M,256M,256M,256M", "--add", writerLib(), "--add",
-                             mtm::test::sourceDir() + "/tests/vm/thp-split-e2e.sh:/bin/thp-split-e2e", "--",
-                             "thp-split-e2e"});
+                             mtm::test::sourceDir() + "/tests/vm/thp-split-e2e.sh:/bin/thp-split-e2e", "--", "thp-split-e2e"});
   INFO(r.out << r.err);
   CHECK(mtm::test::failReason(r.out) == "");
   CHECK(r.exitCode == 0);

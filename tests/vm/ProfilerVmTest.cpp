@@ -5,8 +5,8 @@
 #include "VmLab.h"
 
 TEST_CASE("the accessed-bit profiler works in the 6.12 guest", "[vm][profiler]") {
-  auto r = mtm::test::vmlab({"--nodes", "2", "--node-mem", "768M,512M", "--", "mtm_host_tests",
-                             "[profiler-e2e],[bpf]", "--use-colour", "no"});
+  auto r =
+      mtm::test::vmlab({"--nodes", "2", "--node-mem", "768M,512M", "--", "mtm_host_tests", "[profiler-e2e],[bpf]", "--use-colour", "no"});
   INFO(r.out << r.err);
   CHECK(mtm::test::failReason(r.out) == "");
   CHECK(r.exitCode == 0);

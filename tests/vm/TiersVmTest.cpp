@@ -16,8 +16,7 @@ int mtmTestPrecondition() {
   if (check.exitCode != 0) {
     // CI sets MTM_REQUIRE_VMLAB: there a lab that cannot run is a failure, not a skip.
     const bool required = std::getenv("MTM_REQUIRE_VMLAB") != nullptr;
-    std::printf("%s: the VM lab cannot run here: %s%s", required ? "FAIL" : "SKIP",
-                check.out.c_str(), check.err.c_str());
+    std::printf("%s: the VM lab cannot run here: %s%s", required ? "FAIL" : "SKIP", check.out.c_str(), check.err.c_str());
     return required ? 1 : 77;
   }
   return 0;
@@ -52,8 +51,7 @@ TEST_CASE("mtmctl tiers in a 4-node HMAT guest reports 4 tiers, fastest first, w
 
 TEST_CASE("the 2-node variant forms 2 tiers, and a config can pin both nodes into one", "[vm]") {
   auto r = vmlab({"--nodes", "2", "--node-mem", "256M,384M", "--add",
-                  mtm::test::sourceDir() + "/tests/vm/one-tier.yaml:/etc/mtm/one-tier.yaml", "--",
-                  "sh", "-c",
+                  mtm::test::sourceDir() + "/tests/vm/one-tier.yaml:/etc/mtm/one-tier.yaml", "--", "sh", "-c",
                   "mtmctl tiers --format csv && mtmctl config check /etc/mtm/one-tier.yaml && "
                   "mtmctl --config /etc/mtm/one-tier.yaml tiers --format csv"});
   INFO(r.err);

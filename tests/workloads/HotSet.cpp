@@ -35,7 +35,6 @@
 
 namespace {
 
-
 constexpr uint64_t kPage = 4096, kRegion = 2ull << 20;
 volatile sig_atomic_t gStop = 0;
 void onSignal(int) { gStop = 1; }
@@ -45,7 +44,6 @@ double now() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
 }
-
 
 // The word page `page` carries at offset kCheckOffset (the touches write offset 0).
 constexpr uint64_t kCheckOffset = 64;
@@ -70,18 +68,31 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? argv[++i] : (std::fprintf(stderr, "%s needs a value\n", a.c_str()), std::exit(2), ""); };
-    if (a == "--size") size = sizeArg(next());
-    else if (a == "--thp") thp = true;
-    else if (a == "--hot-fraction") hotFraction = std::atof(next());
-    else if (a == "--phases") phases = std::atoi(next());
-    else if (a == "--phase-seconds") phaseSeconds = std::atof(next());
-    else if (a == "--truth") truth = next();
-    else if (a == "--pattern") pattern = next();
-    else if (a == "--start-node") startNode = std::atoi(next());
-    else if (a == "--ready") ready = next();
-    else if (a == "--trickle") trickle = std::atof(next());
+    if (a == "--size")
+      size = sizeArg(next());
+    else if (a == "--thp")
+      thp = true;
+    else if (a == "--hot-fraction")
+      hotFraction = std::atof(next());
+    else if (a == "--phases")
+      phases = std::atoi(next());
+    else if (a == "--phase-seconds")
+      phaseSeconds = std::atof(next());
+    else if (a == "--truth")
+      truth = next();
+    else if (a == "--pattern")
+      pattern = next();
+    else if (a == "--start-node")
+      startNode = std::atoi(next());
+    else if (a == "--ready")
+      ready = next();
+    else if (a == "--trickle")
+      trickle = std::atof(next());
     else {
-      std::fprintf(stderr, "usage: %s --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding] [--start-node N] [--trickle F] --phases 4 --phase-seconds 5 --truth FILE [--ready FILE]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding] [--start-node N] [--trickle F] --phases 4 "
+                   "--phase-seconds 5 --truth FILE [--ready FILE]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -146,7 +157,8 @@ int main(int argc, char** argv) {
     while (!gStop && now() - start < phaseSeconds) {
       for (uint64_t i : hotSet)
         for (uint64_t off = 0; off < kRegion; off += kPage) base[i * kRegion + off] = static_cast<char>(base[i * kRegion + off] + 1);
-      for (uint64_t k = 0; k < trickleReads; ++k, trickleAt = (trickleAt + 1) % pages) sink = static_cast<char>(sink + base[trickleAt * kPage + kCheckOffset]);
+      for (uint64_t k = 0; k < trickleReads; ++k, trickleAt = (trickleAt + 1) % pages)
+        sink = static_cast<char>(sink + base[trickleAt * kPage + kCheckOffset]);
     }
   }
   if (t) std::fclose(t);

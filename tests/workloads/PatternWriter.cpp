@@ -23,7 +23,6 @@
 
 namespace {
 
-
 volatile sig_atomic_t gStop = 0;
 void onSignal(int) { gStop = 1; }
 
@@ -33,7 +32,6 @@ uint64_t pattern(uint64_t page, uint64_t word, uint64_t gen) {
   return (page * 0x9E3779B97F4A7C15ull) ^ (word * 0xBF58476D1CE4E5B9ull) ^ (gen << 40);
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -42,10 +40,14 @@ int main(int argc, char** argv) {
   uint64_t hugetlbBytes = 0;
   std::string ready;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--size")) size = sizeArg(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--hugetlb")) hugetlbBytes = sizeArg(argv[i + 1]) / kThp * kThp;
-    else if (!std::strcmp(argv[i], "--thp-fraction")) thpFraction = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--ready")) ready = argv[i + 1];
+    if (!std::strcmp(argv[i], "--size"))
+      size = sizeArg(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--hugetlb"))
+      hugetlbBytes = sizeArg(argv[i + 1]) / kThp * kThp;
+    else if (!std::strcmp(argv[i], "--thp-fraction"))
+      thpFraction = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--ready"))
+      ready = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: %s [--size 256M] [--thp-fraction 0.5] [--hugetlb 16M] [--ready FILE]\n", argv[0]);
       return 2;
@@ -54,8 +56,7 @@ int main(int argc, char** argv) {
   const uint64_t thpBytes = static_cast<uint64_t>(static_cast<double>(size) * thpFraction) / kThp * kThp;
   const uint64_t baseBytes = (size - thpBytes) / kPage * kPage;
   // Over-allocate by one THP so the THP part can start 2 MiB-aligned.
-  auto* raw = static_cast<uint8_t*>(mmap(nullptr, thpBytes + baseBytes + kThp, PROT_READ | PROT_WRITE,
-                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  auto* raw = static_cast<uint8_t*>(mmap(nullptr, thpBytes + baseBytes + kThp, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (raw == MAP_FAILED) {
     std::perror("mmap");
     return 1;
@@ -93,11 +94,12 @@ int main(int argc, char** argv) {
 
   if (!ready.empty()) {
     FILE* f = std::fopen((ready + ".tmp").c_str(), "w");
-    std::fprintf(f, "pid=%d thp=%#" PRIxPTR "-%#" PRIxPTR " base=%#" PRIxPTR "-%#" PRIxPTR " hugetlb=%#" PRIxPTR
-                 "-%#" PRIxPTR " pages=%" PRIu64 "\n",
-                 getpid(), reinterpret_cast<uintptr_t>(thp), reinterpret_cast<uintptr_t>(thp + thpBytes),
-                 reinterpret_cast<uintptr_t>(base), reinterpret_cast<uintptr_t>(base + baseBytes),
-                 reinterpret_cast<uintptr_t>(hugetlb), reinterpret_cast<uintptr_t>(hugetlb + hugetlbBytes), pages);
+    std::fprintf(f,
+                 "pid=%d thp=%#" PRIxPTR "-%#" PRIxPTR " base=%#" PRIxPTR "-%#" PRIxPTR " hugetlb=%#" PRIxPTR "-%#" PRIxPTR
+                 " pages=%" PRIu64 "\n",
+                 getpid(), reinterpret_cast<uintptr_t>(thp), reinterpret_cast<uintptr_t>(thp + thpBytes), reinterpret_cast<uintptr_t>(base),
+                 reinterpret_cast<uintptr_t>(base + baseBytes), reinterpret_cast<uintptr_t>(hugetlb),
+                 reinterpret_cast<uintptr_t>(hugetlb + hugetlbBytes), pages);
     std::fclose(f);
     std::rename((ready + ".tmp").c_str(), ready.c_str());
   }

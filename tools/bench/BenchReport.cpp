@@ -7,8 +7,7 @@
 
 namespace mtm::bench {
 
-BenchReport::BenchReport(std::string title, std::vector<BenchColumn> columns)
-    : title_(std::move(title)), columns_(std::move(columns)) {
+BenchReport::BenchReport(std::string title, std::vector<BenchColumn> columns) : title_(std::move(title)), columns_(std::move(columns)) {
   std::printf("# %s\n", title_.c_str());
 }
 
@@ -37,8 +36,10 @@ void BenchReport::row(const std::vector<std::string>& text, const std::vector<do
   size_t t = 0, n = 0;
   for (const auto& c : columns_) {
     char buf[64];
-    if (c.precision < 0) std::snprintf(buf, sizeof buf, " %*s", c.width, text[t++].c_str());
-    else std::snprintf(buf, sizeof buf, " %*.*f", c.width, c.precision, numbers[n++]);
+    if (c.precision < 0)
+      std::snprintf(buf, sizeof buf, " %*s", c.width, text[t++].c_str());
+    else
+      std::snprintf(buf, sizeof buf, " %*.*f", c.width, c.precision, numbers[n++]);
     line += buf;
   }
   rows_.push_back({text, numbers});
@@ -70,8 +71,10 @@ bool BenchReport::writeJson(const std::string& path) const {
     size_t t = 0, n = 0;
     for (const auto& c : columns_) {
       w.key(c.unit.empty() ? c.name : c.name + "[" + c.unit + "]");
-      if (c.precision < 0) w.value(text[t++]);
-      else w.value(numbers[n++]);
+      if (c.precision < 0)
+        w.value(text[t++]);
+      else
+        w.value(numbers[n++]);
     }
     w.endObject();
   }

@@ -10,8 +10,8 @@
 namespace mtm::bench {
 
 struct BenchColumn {
-  std::string name;   // "rate"
-  std::string unit;   // "MiB/s"; "" for none
+  std::string name;  // "rate"
+  std::string unit;  // "MiB/s"; "" for none
   int width = 10;
   int precision = 1;  // digits after the point for numbers; -1 for text
 };

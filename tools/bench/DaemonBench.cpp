@@ -25,8 +25,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -141,16 +141,25 @@ int main(int argc, char** argv) {
     std::string item;
     std::getline(in, item, ',');
     auto n = parseUnsigned(item);
-    if (!n || *n == 0 || *n > 1000) return std::fprintf(stderr, "mtm-bench-daemon: --targets: \"%s\" is not a count 1-1000\n", item.c_str()), 2;
+    if (!n || *n == 0 || *n > 1000)
+      return std::fprintf(stderr, "mtm-bench-daemon: --targets: \"%s\" is not a count 1-1000\n", item.c_str()), 2;
     counts.push_back(static_cast<int>(*n));
   }
   const std::string bin = std::filesystem::canonical("/proc/self/exe").parent_path().string();
 
-  bench::BenchReport report("mtmd managing many processes (status json round trip over its socket)",
-                            {{"targets", "", 8, 0}, {"managed", "MiB", 9, 0}, {"cpu", "% core", 8, 2}, {"cpu/target", "ms/s", 11, 3},
-                             {"rss", "MiB", 7, 1}, {"rss_target", "MiB", 11, 1}, {"p50", "ms", 7, 2}, {"p99", "ms", 7, 2},
-                             {"p99_moving", "ms", 11, 2}, {"moving", "samples", 9, 0}, {"hook_calls", "/s", 11, 0},
-                             {"hook_call", "ns", 10, 0}, {"hook_cpu", "% core", 9, 3}});
+  bench::BenchReport report("mtmd managing many processes (status json round trip over its socket)", {{"targets", "", 8, 0},
+                                                                                                      {"managed", "MiB", 9, 0},
+                                                                                                      {"cpu", "% core", 8, 2},
+                                                                                                      {"cpu/target", "ms/s", 11, 3},
+                                                                                                      {"rss", "MiB", 7, 1},
+                                                                                                      {"rss_target", "MiB", 11, 1},
+                                                                                                      {"p50", "ms", 7, 2},
+                                                                                                      {"p99", "ms", 7, 2},
+                                                                                                      {"p99_moving", "ms", 11, 2},
+                                                                                                      {"moving", "samples", 9, 0},
+                                                                                                      {"hook_calls", "/s", 11, 0},
+                                                                                                      {"hook_call", "ns", 10, 0},
+                                                                                                      {"hook_cpu", "% core", 9, 3}});
   // The kernel counts BPF run time only while someone holds a stats descriptor.
   UniqueFd stats(bpf_enable_stats(BPF_STATS_RUN_TIME));
   if (!stats) std::fprintf(stderr, "# BPF run-time stats unavailable (%s): the hook columns read 0\n", std::strerror(errno));
@@ -177,10 +186,10 @@ int main(int argc, char** argv) {
         workloads.push_back(spawnService(*size, ready));
         continue;
       }
-      workloads.push_back(spawn({bin + "/mtm-test-hotset", "--size", sizeText, "--hot-fraction", "0.25", "--phases", "1", "--phase-seconds",
-                                 "100000", "--truth", dir + "/truth" + std::to_string(i), "--ready", ready, "--start-node",
-                                 std::to_string(startNode)},
-                                dir + "/hotset.log"));
+      workloads.push_back(
+          spawn({bin + "/mtm-test-hotset", "--size", sizeText, "--hot-fraction", "0.25", "--phases", "1", "--phase-seconds", "100000",
+                 "--truth", dir + "/truth" + std::to_string(i), "--ready", ready, "--start-node", std::to_string(startNode)},
+                dir + "/hotset.log"));
     }
     for (int i = 0; i < n; ++i) {
       const std::string ready = dir + "/ready" + std::to_string(i);
@@ -235,6 +244,7 @@ int main(int argc, char** argv) {
   }
   report.verdict(rssOk && socketOk, std::string("socket p99 ") + (socketOk ? "< 50 ms" : ">= 50 ms somewhere") + ", RSS " +
                                         (rssOk ? "within" : "above") + " 32 MiB + 0.1% of the managed memory");
-  if (!jsonPath.empty() && !report.writeJson(jsonPath)) return std::fprintf(stderr, "mtm-bench-daemon: cannot write %s\n", jsonPath.c_str()), 1;
+  if (!jsonPath.empty() && !report.writeJson(jsonPath))
+    return std::fprintf(stderr, "mtm-bench-daemon: cannot write %s\n", jsonPath.c_str()), 1;
   return 0;
 }

@@ -138,17 +138,21 @@ int main(int argc, char** argv) {
   cfg.size = *bytes;
   mtm::log::setup("bench", spdlog::level::warn);
   if (numa_available() < 0 || numa_max_node() < std::max(cfg.from, cfg.to)) {
-    std::fprintf(stderr, "mtm-bench-migrate: needs NUMA nodes %d and %d (run it in the VM lab: tools/bench-migrate)\n",
-                 cfg.from, cfg.to);
+    std::fprintf(stderr, "mtm-bench-migrate: needs NUMA nodes %d and %d (run it in the VM lab: tools/bench-migrate)\n", cfg.from, cfg.to);
     return 77;
   }
 
-  mtm::bench::BenchReport report(
-      "mtm migration throughput: move_pages mover vs migratepages(8) vs memcpy, node " + std::to_string(cfg.from) +
-          " -> " + std::to_string(cfg.to),
-      {{"kind", "", 6, -1}, {"method", "", 13, -1}, {"batch", "", 6, 0}, {"threads", "", 7, 0},
-       {"size", "MiB", 9, 0}, {"time", "ms", 9, 1}, {"rate", "MiB/s", 10, 1},
-       {"vs_migratepages", "x", 15, 2}, {"vs_memcpy", "x", 9, 2}});
+  mtm::bench::BenchReport report("mtm migration throughput: move_pages mover vs migratepages(8) vs memcpy, node " +
+                                     std::to_string(cfg.from) + " -> " + std::to_string(cfg.to),
+                                 {{"kind", "", 6, -1},
+                                  {"method", "", 13, -1},
+                                  {"batch", "", 6, 0},
+                                  {"threads", "", 7, 0},
+                                  {"size", "MiB", 9, 0},
+                                  {"time", "ms", 9, 1},
+                                  {"rate", "MiB/s", 10, 1},
+                                  {"vs_migratepages", "x", 15, 2},
+                                  {"vs_memcpy", "x", 9, 2}});
   char host[64] = "";
   gethostname(host, sizeof host);
   report.note("host " + std::string(host) + ", " + std::to_string(numa_num_configured_nodes()) +
@@ -182,17 +186,18 @@ int main(int argc, char** argv) {
         auto st = migrate::MovePagesMover({kernel.deps(), o}).execute({holder.to(cfg.to)});
         const double s = seconds(Clock::now() - t0);
         const double rate = static_cast<double>(st.pagesMoved * kPageSize) / s;
-        if (st.pagesMoved * kPageSize != cfg.size) report.note("warning: " + kind + " batch " + std::to_string(batch) + " moved only " + std::to_string(st.pagesMoved) + " pages");
+        if (st.pagesMoved * kPageSize != cfg.size)
+          report.note("warning: " + kind + " batch " + std::to_string(batch) + " moved only " + std::to_string(st.pagesMoved) + " pages");
         best = std::max(best, rate);
-        report.row({kind, "mtm"}, {double(batch), double(threads), cfg.size / kMiB, s * 1e3, rate / kMiB,
-                                   mp > 0 ? rate / mp : 0, rate / mc});
+        report.row({kind, "mtm"},
+                   {double(batch), double(threads), cfg.size / kMiB, s * 1e3, rate / kMiB, mp > 0 ? rate / mp : 0, rate / mc});
       }
     }
     report.row({kind, "migratepages"}, {0, 1, cfg.size / kMiB, cfg.size / mp * 1e3, mp / kMiB, 1, mp / mc});
     report.row({kind, "memcpy"}, {0, 1, cfg.size / kMiB, cfg.size / mc * 1e3, mc / kMiB, mc / mp, 1});
     char line[200];
-    std::snprintf(line, sizeof line, "%s: best mtm %.1f MiB/s = %.2fx migratepages, %.2fx memcpy", kind.c_str(),
-                  best / kMiB, best / mp, best / mc);
+    std::snprintf(line, sizeof line, "%s: best mtm %.1f MiB/s = %.2fx migratepages, %.2fx memcpy", kind.c_str(), best / kMiB, best / mp,
+                  best / mc);
     report.footer(line);
     if (mp <= 0 || best < mp) pass = false;
     why += (why.empty() ? "" : "; ") + std::string(line);

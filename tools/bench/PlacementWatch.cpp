@@ -30,8 +30,8 @@
 #include "BenchReport.h"
 #include "HotSetScore.h"
 #include "mtm/KernelFs.h"
-#include "mtm/Parse.h"
 #include "mtm/Log.h"
+#include "mtm/Parse.h"
 #include "mtm/config/ConfigLoader.h"
 #include "mtm/config/TierMap.h"
 #include "mtm/profiler/Recording.h"
@@ -95,8 +95,7 @@ class PingPongWatch {
 
 // Per class of regions, how many sampled pages sit in each tier; `tierOf` gets each sampled
 // page's tier (-1: not present), in the same order every call.
-Result<Fractions> measure(int pid, const bench::HotSetTruth& truth, size_t phase, const config::TierMap& tiers,
-                          std::vector<int>& tierOf) {
+Result<Fractions> measure(int pid, const bench::HotSetTruth& truth, size_t phase, const config::TierMap& tiers, std::vector<int>& tierOf) {
   std::vector<void*> pages;
   std::vector<int> cls;  // 0 hot, 1 old, 2 cold
   const auto& hot = truth.phases[phase].hot;
@@ -179,7 +178,8 @@ int main(int argc, char** argv) {
   app.add_option("--label", label, "Name of the system under test, for the title");
   app.add_option("--pingpong-window", pingPongWindow, "Seconds within which a page moving back counts as ping-pong")
       ->check(CLI::Range(0.1, 3600.0));
-  app.add_option("--score-record", recordFile, "Score this profile recording's hot bytes against the truth (after the run) instead of watching")
+  app.add_option("--score-record", recordFile,
+                 "Score this profile recording's hot bytes against the truth (after the run) instead of watching")
       ->check(CLI::ExistingFile);
   app.add_option("--config", configFile, "mtm's config, for policy.hot_threshold (default: the embedded default)")
       ->check(CLI::ExistingFile);
@@ -236,14 +236,18 @@ int main(int argc, char** argv) {
     weighted[0] += f->hotTop;
     weighted[1] += f->coldTop;
     weight += 1;
-    std::printf("%8.1f %2zu %6.1f %6.3f %6.3f %6.3f %6.3f  %s\n", now - truth.phases[0].start, phase, since, f->hotTop,
-                f->oldTop, f->oldNext, f->coldTop, f->byTier.c_str());
+    std::printf("%8.1f %2zu %6.1f %6.3f %6.3f %6.3f %6.3f  %s\n", now - truth.phases[0].start, phase, since, f->hotTop, f->oldTop,
+                f->oldNext, f->coldTop, f->byTier.c_str());
     std::fflush(stdout);
   }
   const double migratedMiB = double(vmstat("pgmigrate_success") - migratedBefore) * kPage / double(1 << 20);
-  bench::BenchReport report("placement of mtm-test-hotset under " + label,
-                            {{"phase", "", 6, 0}, {"reaction", "s", 9, 1}, {"hot_top", "", 8, 3}, {"old_top", "", 8, 3},
-                             {"old_next", "", 9, 3}, {"old_bottom", "", 11, 3}, {"cold_top", "", 9, 3}});
+  bench::BenchReport report("placement of mtm-test-hotset under " + label, {{"phase", "", 6, 0},
+                                                                            {"reaction", "s", 9, 1},
+                                                                            {"hot_top", "", 8, 3},
+                                                                            {"old_top", "", 8, 3},
+                                                                            {"old_next", "", 9, 3},
+                                                                            {"old_bottom", "", 11, 3},
+                                                                            {"cold_top", "", 9, 3}});
   report.note("reaction: seconds from the phase change until 80% of the new hot set is in the top tier (-1: never)");
   report.note("at the phase's last sample: fractions in the top tier of the hot set, of the previous phase's hot set");
   report.note("(old; old_next, old_bottom: in the second and in the slowest tier) and of the rest (cold)");
@@ -253,8 +257,10 @@ int main(int argc, char** argv) {
   const auto oracle = bench::oracleMoves(truth.phases, room / bench::kGranule);
   const double oracleMiB = double(oracle.total() * bench::kGranule) / double(1 << 20);
   const double pingPongMiB = double(pingPong.count() * kStride * kPage) / double(1 << 20);
-  report.note(fmt::format("oracle: {} MiB up, {} MiB down for these phases, top tier room {} (free at start less the kernel's reserve, plus the workload's share there)",
-                          oracle.up * 2, oracle.down * 2, formatBytes(room)));
+  report.note(
+      fmt::format("oracle: {} MiB up, {} MiB down for these phases, top tier room {} (free at start less the kernel's reserve, plus the "
+                  "workload's share there)",
+                  oracle.up * 2, oracle.down * 2, formatBytes(room)));
   char line[512];
   std::snprintf(line, sizeof line,
                 "summary: hot_top_avg=%.3f cold_top_avg=%.3f migrated_mib=%.1f oracle_mib=%.1f moved_over_oracle=%.2f "

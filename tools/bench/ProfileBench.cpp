@@ -31,8 +31,7 @@ using namespace mtm::bench;
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"mtm-bench-profile: precision and recall of hot 2 MiB regions at a CPU budget, mtm vs DAMON vaddr",
-               "mtm-bench-profile"};
+  CLI::App app{"mtm-bench-profile: precision and recall of hot 2 MiB regions at a CPU budget, mtm vs DAMON vaddr", "mtm-bench-profile"};
   std::string size = "1G", budget = "1%", json;
   bool thp = false, withDamon = true;
   double hotFraction = 0.1, phaseSeconds = 10;
@@ -62,9 +61,19 @@ int main(int argc, char** argv) {
 
   pid_t child = fork();
   if (child == 0) {
-    std::vector<std::string> args{dir + "/mtm-test-hotset", "--size", size, "--hot-fraction", std::to_string(hotFraction),
-                                  "--phases", std::to_string(phases), "--phase-seconds", std::to_string(phaseSeconds),
-                                  "--truth", truthPath, "--ready", readyPath};
+    std::vector<std::string> args{dir + "/mtm-test-hotset",
+                                  "--size",
+                                  size,
+                                  "--hot-fraction",
+                                  std::to_string(hotFraction),
+                                  "--phases",
+                                  std::to_string(phases),
+                                  "--phase-seconds",
+                                  std::to_string(phaseSeconds),
+                                  "--truth",
+                                  truthPath,
+                                  "--ready",
+                                  readyPath};
     if (thp) args.push_back("--thp");
     std::vector<char*> av;
     for (auto& a : args) av.push_back(a.data());
@@ -95,26 +104,38 @@ int main(int argc, char** argv) {
     attrs.aggrUs = intervalMs * 1000ull;
     attrs.updateUs = attrs.aggrUs;
     auto d = profiler::DamonMonitor::start(child, attrs);
-    if (d) damon = std::move(*d);
-    else damonWhy = d.error().message();
+    if (d)
+      damon = std::move(*d);
+    else
+      damonWhy = d.error().message();
   }
 
   char title[256];
-  std::snprintf(title, sizeof title, "mtm profiling quality: %s %s workload, %.0f%% hot, %d phases of %.0f s, interval %u ms",
-                size.c_str(), thp ? "THP" : "4 KiB-page", hotFraction * 100, phases, phaseSeconds, intervalMs);
-  bench::BenchReport report(title, {{"interval", "", 8, 0}, {"phase", "", 5, 0}, {"since", "s", 5, 1}, {"scored", "", 6, 0},
-                                    {"mtm_prec", "", 8, 2}, {"mtm_recall", "", 10, 2}, {"mtm_cpu", "%", 7, 2},
-                                    {"checks", "", 8, 0}, {"regions", "", 7, 0},
-                                    {"damon_prec", "", 10, 2}, {"damon_recall", "", 12, 2}, {"damon_cpu", "%", 9, 2}});
+  std::snprintf(title, sizeof title, "mtm profiling quality: %s %s workload, %.0f%% hot, %d phases of %.0f s, interval %u ms", size.c_str(),
+                thp ? "THP" : "4 KiB-page", hotFraction * 100, phases, phaseSeconds, intervalMs);
+  bench::BenchReport report(title, {{"interval", "", 8, 0},
+                                    {"phase", "", 5, 0},
+                                    {"since", "s", 5, 1},
+                                    {"scored", "", 6, 0},
+                                    {"mtm_prec", "", 8, 2},
+                                    {"mtm_recall", "", 10, 2},
+                                    {"mtm_cpu", "%", 7, 2},
+                                    {"checks", "", 8, 0},
+                                    {"regions", "", 7, 0},
+                                    {"damon_prec", "", 10, 2},
+                                    {"damon_recall", "", 12, 2},
+                                    {"damon_cpu", "%", 9, 2}});
   report.note("mtm: ebpf_abit, budget " + budget + " of one core; DAMON: " +
               (damon ? "vaddr, sample " + std::to_string(damonSampleUs / 1000) + " ms, aggregation = interval, 10-1000 regions"
                      : "not run (" + (withDamon ? damonWhy : "--no-damon") + ")"));
   report.note("a 2 MiB region counts as predicted hot when hot regions cover half of it; mtm: hotness >= " +
               std::to_string(cfg.policy.hotThreshold).substr(0, 4) + "; DAMON: nr_accesses >= a quarter of its maximum");
-  report.note("since: seconds from the phase's start to the interval's end; phase -1: the interval spans a phase change "
-              "(or the workload's end), so no one hot set is the truth for it");
-  report.note("scored: intervals of phases 1.. (each begun by a phase change) ending 2 intervals or more after it; "
-              "phase 0 is the profiler's warm-up");
+  report.note(
+      "since: seconds from the phase's start to the interval's end; phase -1: the interval spans a phase change "
+      "(or the workload's end), so no one hot set is the truth for it");
+  report.note(
+      "scored: intervals of phases 1.. (each begun by a phase change) ending 2 intervals or more after it; "
+      "phase 0 is the profiler's warm-up");
 
   const double interval = intervalMs / 1000.0;
   double sums[4] = {0, 0, 0, 0};
@@ -156,8 +177,8 @@ int main(int argc, char** argv) {
       damonCpu0 = c;
     }
     const double cpu = 100.0 * double(snap.cpuNs) / (intervalMs * 1e6);
-    report.row({}, {double(snap.interval), whole ? double(phaseIndex) : -1.0, since, scored ? 1.0 : 0.0, m.precision, m.recall,
-                    cpu, double(snap.checks), double(snap.regions.size()), d.precision, d.recall, dCpu});
+    report.row({}, {double(snap.interval), whole ? double(phaseIndex) : -1.0, since, scored ? 1.0 : 0.0, m.precision, m.recall, cpu,
+                    double(snap.checks), double(snap.regions.size()), d.precision, d.recall, dCpu});
     ++rows;
     cpuSum += cpu;
     damonCpuSum += dCpu;
@@ -182,12 +203,15 @@ int main(int argc, char** argv) {
   }
   char line[256];
   const double mp = sums[0] / settled, mr = sums[1] / settled, mc = cpuSum / rows;
-  std::snprintf(line, sizeof line,
-                "mtm, 2 intervals or more after a phase change: precision %.2f recall %.2f; CPU %.2f%% of one core (%.2f%% over all intervals)",
-                mp, mr, settledCpu / settled, mc);
+  std::snprintf(
+      line, sizeof line,
+      "mtm, 2 intervals or more after a phase change: precision %.2f recall %.2f; CPU %.2f%% of one core (%.2f%% over all intervals)", mp,
+      mr, settledCpu / settled, mc);
   report.footer(line);
-  if (warmedUp >= 0) std::snprintf(line, sizeof line, "mtm warm-up: precision and recall >= 0.9 from %.1f s after the start", warmedUp);
-  else std::snprintf(line, sizeof line, "mtm warm-up: precision and recall not both >= 0.9 within phase 0");
+  if (warmedUp >= 0)
+    std::snprintf(line, sizeof line, "mtm warm-up: precision and recall >= 0.9 from %.1f s after the start", warmedUp);
+  else
+    std::snprintf(line, sizeof line, "mtm warm-up: precision and recall not both >= 0.9 within phase 0");
   report.footer(line);
   if (damon) {
     std::snprintf(line, sizeof line, "DAMON vaddr, same intervals: precision %.2f recall %.2f; CPU %.2f%% of one core (%.2f%% over all)",

@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define MTM_CHECK(cond)                                                                     \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);        \
-      std::abort();                                                                         \
-    }                                                                                       \
+#define MTM_CHECK(cond)                                                             \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      std::abort();                                                                 \
+    }                                                                               \
   } while (0)

@@ -7,8 +7,8 @@
 
 #include <chrono>
 #include <cstdarg>
-#include <string>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include <spdlog/spdlog.h>
@@ -19,8 +19,7 @@ enum class Target { Auto, Terminal, Journal };
 
 // Makes the logger (idempotent). libbpf's and libnuma's messages reach it too: the profiler
 // and the mover, which use those libraries, route them (LibbpfLog.cpp, LibnumaLog.cpp).
-void setup(std::string_view program, spdlog::level::level_enum level = spdlog::level::info,
-           Target target = Target::Auto);
+void setup(std::string_view program, spdlog::level::level_enum level = spdlog::level::info, Target target = Target::Auto);
 
 spdlog::logger& get();
 

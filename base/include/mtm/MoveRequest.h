@@ -40,21 +40,21 @@ struct MoveRequest {
 // moved, failed (by errno), deferred (budget) or cancelled (target exited).
 struct MoveStats {
   uint64_t pagesRequested = 0;
-  uint64_t pagesMoved = 0;           // now on the destination or a fallback node
-  uint64_t pagesToFallback = 0;      // of pagesMoved: on a fallback node
-  std::map<int, uint64_t> failed;    // errno -> pages: EBUSY, ENOMEM, EACCES, EFAULT, ENOENT, ...
-  uint64_t pagesDeferred = 0;        // over the page budget: not attempted
-  uint64_t pagesCancelled = 0;       // not attempted: the process exited, or its moves were cancelled
-  uint64_t pagesWouldMove = 0;       // dry run: on another node now
-  uint64_t pagesAlreadyThere = 0;    // dry run: on the destination already
-  uint64_t retries = 0;              // pages passed to move_pages again
-  uint64_t calls = 0;                // move_pages calls
+  uint64_t pagesMoved = 0;         // now on the destination or a fallback node
+  uint64_t pagesToFallback = 0;    // of pagesMoved: on a fallback node
+  std::map<int, uint64_t> failed;  // errno -> pages: EBUSY, ENOMEM, EACCES, EFAULT, ENOENT, ...
+  uint64_t pagesDeferred = 0;      // over the page budget: not attempted
+  uint64_t pagesCancelled = 0;     // not attempted: the process exited, or its moves were cancelled
+  uint64_t pagesWouldMove = 0;     // dry run: on another node now
+  uint64_t pagesAlreadyThere = 0;  // dry run: on the destination already
+  uint64_t retries = 0;            // pages passed to move_pages again
+  uint64_t calls = 0;              // move_pages calls
   uint64_t thpMovedWhole = 0;
   uint64_t thpSplit = 0;
   uint64_t thpCollapsed = 0;
   uint64_t hugetlbMoved = 0;
   std::chrono::nanoseconds elapsed{0};
-  std::vector<std::string> errors;   // whole-request failures, with context
+  std::vector<std::string> errors;  // whole-request failures, with context
 
   uint64_t pagesFailed() const;
   double bytesPerSecond() const;

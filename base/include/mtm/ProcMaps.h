@@ -14,12 +14,12 @@ namespace mtm {
 struct Vma {
   uint64_t start = 0;
   uint64_t end = 0;
-  std::string perms;              // "rw-p"
+  std::string perms;  // "rw-p"
   uint64_t offset = 0;
-  std::string path;               // "", "[heap]", "/usr/lib/...", "/dev/hugepages/x (deleted)"
-  uint64_t kernelPageSize = 4096; // smaps KernelPageSize: > 4096 for hugetlb mappings
-  uint64_t anonHugeBytes = 0;     // smaps AnonHugePages
-  uint64_t rssBytes = 0;          // smaps Rss
+  std::string path;                // "", "[heap]", "/usr/lib/...", "/dev/hugepages/x (deleted)"
+  uint64_t kernelPageSize = 4096;  // smaps KernelPageSize: > 4096 for hugetlb mappings
+  uint64_t anonHugeBytes = 0;      // smaps AnonHugePages
+  uint64_t rssBytes = 0;           // smaps Rss
 
   bool hugetlb() const { return kernelPageSize > 4096; }
 };

@@ -31,8 +31,7 @@ class Registry {
   static bool add(std::string name, std::string description, Factory make) {
     MTM_CHECK(find(name) == nullptr);
     entries().push_back({std::move(name), std::move(description), std::move(make)});
-    std::sort(entries().begin(), entries().end(),
-              [](const Entry& a, const Entry& b) { return a.name < b.name; });
+    std::sort(entries().begin(), entries().end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
     return true;
   }
 
@@ -40,8 +39,7 @@ class Registry {
     if (const Entry* e = find(name)) return e->make(context);
     std::string known;
     for (const auto& e : entries()) known += (known.empty() ? "" : ", ") + e.name;
-    return Error("unknown " + std::string(Interface::kRole) + " \"" + std::string(name) +
-                 "\" (known: " + known + ")");
+    return Error("unknown " + std::string(Interface::kRole) + " \"" + std::string(name) + "\" (known: " + known + ")");
   }
 
   static const Entry* find(std::string_view name) {

@@ -28,8 +28,8 @@ struct IntList {
 using Cell = std::variant<std::monostate, int64_t, uint64_t, double, std::string, std::vector<int>, IntList>;
 
 struct Column {
-  std::string key;        // JSON / CSV name, with its unit: "capacity_bytes"
-  std::string header;     // text header, with its unit: "capacity[MiB]"
+  std::string key;           // JSON / CSV name, with its unit: "capacity_bytes"
+  std::string header;        // text header, with its unit: "capacity[MiB]"
   uint64_t textDivisor = 1;  // text shows value / divisor (1 << 20 for MiB)
 };
 

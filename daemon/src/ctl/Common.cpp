@@ -9,9 +9,7 @@
 
 namespace mtm::daemon::ctl {
 
-Result<config::Config> effectiveConfig(const Global& global) {
-  return config::loadConfigOrDefault(global.configPath);
-}
+Result<config::Config> effectiveConfig(const Global& global) { return config::loadConfigOrDefault(global.configPath); }
 
 Result<Machine> effectiveMachine(const Global& global, config::Config& cfg) {
   auto loaded = effectiveConfig(global);

@@ -37,7 +37,8 @@ void addConfigCommands(CLI::App& parent, const Global& global, Commands& out) {
                    const std::string result = describeCheckedConfig(o->path, *machine);
                    if (json) {
                      JsonWriter w;
-                     w.beginObject().key("file").value(o->path).key("ok").value(true).key("tiers").value(uint64_t{machine->tiers.tiers.size()});
+                     w.beginObject().key("file").value(o->path).key("ok").value(true).key("tiers").value(
+                         uint64_t{machine->tiers.tiers.size()});
                      std::fputs(w.key("result").value(result).endObject().str().c_str(), stdout);
                    } else {
                      std::printf("%s\n", result.c_str());
@@ -50,8 +51,10 @@ void addConfigCommands(CLI::App& parent, const Global& global, Commands& out) {
   out.push_back({show, [&global, o] {
                    auto cfg = effectiveConfig(global);
                    if (!cfg) return fail(cfg.error().message());
-                   if (o->format == "json") std::fputs(config::renderConfigJson(*cfg).c_str(), stdout);
-                   else std::printf("# effective mtm configuration (from %s)\n%s", cfg->source.c_str(), config::renderConfig(*cfg).c_str());
+                   if (o->format == "json")
+                     std::fputs(config::renderConfigJson(*cfg).c_str(), stdout);
+                   else
+                     std::printf("# effective mtm configuration (from %s)\n%s", cfg->source.c_str(), config::renderConfig(*cfg).c_str());
                    return 0;
                  }});
 }

@@ -18,7 +18,7 @@ struct DaemonOptions {
   int pid = 0;
   std::string format = "text";
   double refresh = 1;
-  int count = 0;       // top: refreshes before exiting (0: until interrupted)
+  int count = 0;  // top: refreshes before exiting (0: until interrupted)
 };
 
 Result<std::string> socketPath(const Global& global, const DaemonOptions& o) {
@@ -34,7 +34,8 @@ Result<std::string> ask(const Global& global, const DaemonOptions& o, const std:
   if (!path) return std::move(path).takeError();
   auto reply = controlRequest(*path, request);
   if (!reply && (reply.error().errnum() == ENOENT || reply.error().errnum() == ECONNREFUSED))
-    return Error(reply.error().message() + " -- is mtmd running? (systemctl start mtmd, or mtmctl run -- CMD to manage "
+    return Error(reply.error().message() +
+                 " -- is mtmd running? (systemctl start mtmd, or mtmctl run -- CMD to manage "
                  "one command without it)");
   return reply;
 }

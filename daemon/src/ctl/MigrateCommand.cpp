@@ -8,11 +8,11 @@
 #include "ctl/Migration.h"
 #include "mtm/KernelFs.h"
 #include "mtm/Parse.h"
+#include "mtm/ProcMaps.h"
 #include "mtm/daemon/Destination.h"
 #include "mtm/daemon/MigrationReport.h"
 #include "mtm/daemon/Process.h"
 #include "mtm/migrate/MovePagesMover.h"
-#include "mtm/ProcMaps.h"
 
 namespace mtm::daemon::ctl {
 namespace {
@@ -46,12 +46,10 @@ class ProgressLine {
     if (now < next_) return;
     next_ = now + (tty_ ? milliseconds(200) : seconds(5));
     const double s = duration<double>(p.elapsed).count();
-    std::fprintf(stderr, "%smigrate: %s of %s (%.0f%%), %s/s%s", tty_ ? "\r" : "",
-                 formatBytes(p.pagesDone * kPageSize).c_str(),
+    std::fprintf(stderr, "%smigrate: %s of %s (%.0f%%), %s/s%s", tty_ ? "\r" : "", formatBytes(p.pagesDone * kPageSize).c_str(),
                  formatBytes(p.pagesTotal * kPageSize).c_str(),
                  p.pagesTotal ? 100.0 * static_cast<double>(p.pagesDone) / static_cast<double>(p.pagesTotal) : 100.0,
-                 formatBytes(static_cast<uint64_t>(static_cast<double>(p.pagesMoved * kPageSize) / s)).c_str(),
-                 tty_ ? "   " : "\n");
+                 formatBytes(static_cast<uint64_t>(static_cast<double>(p.pagesMoved * kPageSize) / s)).c_str(), tty_ ? "   " : "\n");
     shown_ = true;
   }
 
@@ -101,8 +99,8 @@ int run(const Global& global, const Options& o) {
     return 1;
   }
   if (format == Format::Text) {
-    std::printf("%s pid %d to node %d%s%s:\n", options.dryRun ? "dry run: would migrate" : "migrated", o.pid,
-                dest->node, dest->fallbackNodes.empty() ? "" : " (fallback nodes ",
+    std::printf("%s pid %d to node %d%s%s:\n", options.dryRun ? "dry run: would migrate" : "migrated", o.pid, dest->node,
+                dest->fallbackNodes.empty() ? "" : " (fallback nodes ",
                 dest->fallbackNodes.empty() ? "" : (formatNodeList(dest->fallbackNodes) + ")").c_str());
     if (options.dryRun)
       std::printf("  would move %s, already there %s\n", formatBytes(stats.pagesWouldMove * kPageSize).c_str(),
@@ -151,17 +149,14 @@ void addMigrateCommand(CLI::App& parent, const Global& global, Commands& out) {
       "Exit status: 0 when the request ran (per-page outcomes are in the summary), 1 when it\n"
       "could not (no such process, permission denied, nothing mapped), 2 for bad arguments.");
   cmd->add_option("-p,--pid", o->pid, "Process id")->required()->check(pidValidator());
-  auto* range = cmd->add_option("-r,--range", o->ranges, "Address range START-END (hex); repeatable")
-                    ->check(addressRangeValidator());
+  auto* range = cmd->add_option("-r,--range", o->ranges, "Address range START-END (hex); repeatable")->check(addressRangeValidator());
   auto* all = cmd->add_flag("-a,--all", o->all, "Every mapping of the process");
   range->excludes(all);
   all->excludes(range);
   cmd->add_option("-t,--to", o->to, "Destination: NODE, tier:N or tier:NAME")->required();
-  cmd->add_option("--rate", o->rate, "Bandwidth budget, e.g. 512MiB/s (default: migration.max_rate)")
-      ->check(rateValidator());
+  cmd->add_option("--rate", o->rate, "Bandwidth budget, e.g. 512MiB/s (default: migration.max_rate)")->check(rateValidator());
   cmd->add_option("--threads", o->threads, "Worker threads (default: migration.threads)")->check(CLI::Range(1, 64));
-  cmd->add_option("--batch", o->batch, "Addresses per move_pages call (default: migration.batch_pages)")
-      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--batch", o->batch, "Addresses per move_pages call (default: migration.batch_pages)")->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--split-thp", o->splitThp, "Split THPs the ranges cover only partly; move only covered pages");
   cmd->add_flag("--fallback", o->fallback, "When the destination is full, use the next tier below with room");
   cmd->add_flag("-n,--dry-run", o->dryRun, "Report what would move; move nothing");

@@ -7,10 +7,10 @@
 #include "mtm/Json.h"
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
+#include "mtm/daemon/IntervalClock.h"
 #include "mtm/daemon/SignalFd.h"
 #include "mtm/profiler/Heatmap.h"
 #include "mtm/profiler/Profiler.h"
-#include "mtm/daemon/IntervalClock.h"
 #include "mtm/profiler/Recording.h"
 
 namespace mtm::daemon::ctl {
@@ -68,8 +68,8 @@ int runProfile(const Global& global, const ProfileOptions& o) {
   for (const auto& n : (*prof)->activeSources()) names += (names.empty() ? "" : ",") + n;
   const bool json = o.format == "json";
   if (!o.quiet && !json)
-    std::printf("# profiling %zu process(es) with %s, interval %u ms, budget %.2f%% of one core\n", o.pids.size(),
-                names.c_str(), cfg.profiler.intervalMs, cfg.profiler.budget * 100);
+    std::printf("# profiling %zu process(es) with %s, interval %u ms, budget %.2f%% of one core\n", o.pids.size(), names.c_str(),
+                cfg.profiler.intervalMs, cfg.profiler.budget * 100);
   const int intervals = std::max(1, static_cast<int>(o.duration * 1000 / cfg.profiler.intervalMs));
   profiler::Snapshot last;
   IntervalClock clock(std::chrono::milliseconds(cfg.profiler.intervalMs));
@@ -93,25 +93,28 @@ int runProfile(const Global& global, const ProfileOptions& o) {
       std::fputs(w.str().c_str(), stdout);
     } else if (!o.quiet)
       std::printf("t=%6.1fs regions=%5zu checks=%7llu cpu=%5.2f%% hot=%s%s\n", last.seconds, last.regions.size(),
-                  static_cast<unsigned long long>(last.checks),
-                  100.0 * cpu,
-                  formatBytes(hotBytes(last, cfg.policy.hotThreshold)).c_str(),
+                  static_cast<unsigned long long>(last.checks), 100.0 * cpu, formatBytes(hotBytes(last, cfg.policy.hotThreshold)).c_str(),
                   last.exited.empty() ? "" : " (a target exited)");
     std::fflush(stdout);
   }
   // The hottest regions at the end.
   auto regions = last.regions;
   std::sort(regions.begin(), regions.end(), [](auto& a, auto& b) { return a.hotness > b.hotness; });
-  Table t({{"pid", "pid"}, {"start", "start"}, {"end", "end"}, {"size_bytes", "size[MiB]", 1 << 20},
-           {"hotness", "hotness"}, {"node", "node"}, {"tier", "tier"}, {"thp", "thp"}});
+  Table t({{"pid", "pid"},
+           {"start", "start"},
+           {"end", "end"},
+           {"size_bytes", "size[MiB]", 1 << 20},
+           {"hotness", "hotness"},
+           {"node", "node"},
+           {"tier", "tier"},
+           {"thp", "thp"}});
   for (size_t i = 0; i < std::min<size_t>(regions.size(), 10); ++i) {
     const auto& r = regions[i];
     char s[24], e[24];
     std::snprintf(s, sizeof s, "%#llx", static_cast<unsigned long long>(r.start));
     std::snprintf(e, sizeof e, "%#llx", static_cast<unsigned long long>(r.end));
-    t.addRow({int64_t{r.pid}, std::string(s), std::string(e), r.end - r.start, r.hotness,
-              r.node >= 0 ? Cell(int64_t{r.node}) : Cell(), r.tier >= 0 ? Cell(int64_t{r.tier}) : Cell(),
-              std::string(r.huge ? "yes" : "no")});
+    t.addRow({int64_t{r.pid}, std::string(s), std::string(e), r.end - r.start, r.hotness, r.node >= 0 ? Cell(int64_t{r.node}) : Cell(),
+              r.tier >= 0 ? Cell(int64_t{r.tier}) : Cell(), std::string(r.huge ? "yes" : "no")});
   }
   if (json && !o.quiet) {  // the last line: {"hottest": [...]}
     JsonWriter w;
@@ -121,7 +124,8 @@ int runProfile(const Global& global, const ProfileOptions& o) {
     return 0;
   }
   if (!o.quiet) std::printf("\nhottest regions:\n%s", t.renderText().c_str());
-  if (!o.record.empty() && !o.quiet) std::printf("\nrecorded to %s (mtmctl heatmap %s -o heatmap.svg)\n", o.record.c_str(), o.record.c_str());
+  if (!o.record.empty() && !o.quiet)
+    std::printf("\nrecorded to %s (mtmctl heatmap %s -o heatmap.svg)\n", o.record.c_str(), o.record.c_str());
   return 0;
 }
 
@@ -164,9 +168,8 @@ void addProfileCommands(CLI::App& parent, const Global& global, Commands& out) {
 CLI::Validator heatmapFileValidator() {
   return CLI::Validator(
       [](std::string& s) {
-        return s.size() > 4 && (s.ends_with(".svg") || s.ends_with(".png"))
-                   ? std::string()
-                   : "expected a name ending in .svg or .png, got \"" + s + "\"";
+        return s.size() > 4 && (s.ends_with(".svg") || s.ends_with(".png")) ? std::string()
+                                                                            : "expected a name ending in .svg or .png, got \"" + s + "\"";
       },
       "FILE.svg|FILE.png");
 }

@@ -17,9 +17,9 @@
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
 #include "mtm/UniqueFd.h"
+#include "mtm/config/ListenAddress.h"
 #include "mtm/daemon/ControlSocket.h"
 #include "mtm/daemon/IntervalClock.h"
-#include "mtm/config/ListenAddress.h"
 #include "mtm/daemon/Manager.h"
 #include "mtm/daemon/MetricsRender.h"
 #include "mtm/daemon/MetricsServer.h"
@@ -52,8 +52,8 @@ int exitCode(int status) {
 // be caught), the job-control stops (Ctrl-Z must stop mtmctl too, or the shell never gets the
 // terminal back), the faults and resource-limit signals that concern mtmctl itself.
 std::vector<int> supervisedSignals() {
-  std::vector<int> s{SIGCHLD, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM,
-                     SIGCONT, SIGURG, SIGWINCH, SIGVTALRM, SIGPROF, SIGIO, SIGPWR};
+  std::vector<int> s{SIGCHLD, SIGHUP,  SIGINT, SIGQUIT,  SIGUSR1,   SIGUSR2, SIGPIPE, SIGALRM,
+                     SIGTERM, SIGCONT, SIGURG, SIGWINCH, SIGVTALRM, SIGPROF, SIGIO,   SIGPWR};
   for (int rt = SIGRTMIN; rt <= SIGRTMAX; ++rt) s.push_back(rt);
   return s;
 }
@@ -104,7 +104,7 @@ int launchFailure(const Error& e) {
 struct Ticks {
   std::chrono::milliseconds interval{0};  // 0: none
   std::function<Status()> onTick;
-  Manager* manager = nullptr;             // primed before each tick (Manager::primeLead)
+  Manager* manager = nullptr;  // primed before each tick (Manager::primeLead)
 };
 
 // Waits for the command like a shell would, running the manager's intervals. A signal another
@@ -204,8 +204,7 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
   }
   if (!o.quiet)
     std::fprintf(stderr, "mtm: no mtmd running; managing pid %d here (policy %s%s, %zu tiers, interval %u ms)\n", *pid,
-                 cfg.policy.name.c_str(), cfg.migration.dryRun ? ", dry run" : "", m.machine().tiers.tiers.size(),
-                 cfg.profiler.intervalMs);
+                 cfg.policy.name.c_str(), cfg.migration.dryRun ? ", dry run" : "", m.machine().tiers.tiers.size(), cfg.profiler.intervalMs);
 
   TargetStats last;
   double cpuSum = 0, cpuPeak = 0;
@@ -234,8 +233,8 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
     if (auto it = m.targets().find(*pid); it != m.targets().end()) last = it->second;
     if (!o.quiet)
       std::fprintf(stderr, "mtm: %s | moved up %.1f MiB, down %.1f MiB | profiler %.2f%%\n", m.residencyLine().c_str(),
-                   double(report.promotedPages) * kPageSize / double(1 << 20),
-                   double(report.demotedPages) * kPageSize / double(1 << 20), report.profilerCpu * 100);
+                   double(report.promotedPages) * kPageSize / double(1 << 20), double(report.demotedPages) * kPageSize / double(1 << 20),
+                   report.profilerCpu * 100);
     return {};
   };
   auto code = supervise(*pid, *signals, ticks);
@@ -245,26 +244,28 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
     std::fprintf(stderr, "mtm: pid %d exited (status %d); %s\n", *pid, *code, summary(last).c_str());
     if (intervals > 0)
       std::fprintf(stderr, "mtm: profiler %.2f%% of a core on average over %llu intervals (budget %.2f%%), peak %.2f%%\n",
-                   cpuSum / double(intervals) * 100, static_cast<unsigned long long>(intervals), cfg.profiler.budget * 100,
-                   cpuPeak * 100);
+                   cpuSum / double(intervals) * 100, static_cast<unsigned long long>(intervals), cfg.profiler.budget * 100, cpuPeak * 100);
   }
   if (!o.heatmap.empty()) {
     auto drawn = writeHeatmap(recordPath, o.heatmap, *pid, 128);
-    if (!drawn) fail(drawn.error().message());
-    else if (!o.quiet) std::fprintf(stderr, "mtm: heatmap %s\n", drawn->c_str());
+    if (!drawn)
+      fail(drawn.error().message());
+    else if (!o.quiet)
+      std::fprintf(stderr, "mtm: heatmap %s\n", drawn->c_str());
   }
   return *code;
 }
 
 int runCommand(const Global& global, const RunOptions& o) {
   if (global.verbosity == 0) {  // -v wins over -q and --dry-run: the logs asked for
-    if (o.quiet) log::get().set_level(spdlog::level::err);
-    else if (o.dryRun) log::get().set_level(spdlog::level::info);  // the plan is logged at info: show it
+    if (o.quiet)
+      log::get().set_level(spdlog::level::err);
+    else if (o.dryRun)
+      log::get().set_level(spdlog::level::info);  // the plan is logged at info: show it
   }
   auto cfg = effectiveConfig(global);
   if (!cfg) return fail(cfg.error().message());
-  const bool wantsEmbedded =
-      o.embedded || !o.policy.empty() || o.dryRun || !o.record.empty() || !o.heatmap.empty() || !o.metrics.empty();
+  const bool wantsEmbedded = o.embedded || !o.policy.empty() || o.dryRun || !o.record.empty() || !o.heatmap.empty() || !o.metrics.empty();
   if (!wantsEmbedded) {
     auto pong = controlRequest(cfg->daemon.socket, "ping", std::chrono::seconds(2));
     if (pong) return runUnderDaemon(cfg->daemon.socket, o);
@@ -290,11 +291,12 @@ void addRunCommand(CLI::App& parent, const Global& global, Commands& out) {
   cmd->add_option("--metrics", o->metrics,
                   "Serve Prometheus metrics of the run at ADDR: HOST:PORT, [IPV6]:PORT or a Unix socket path (implies --embedded)");
   cmd->add_flag("-q,--quiet", o->quiet, "Print nothing but errors (the command's own output is untouched)");
-  cmd->footer("The exit status is the command's (128+N when a signal N ended it; 127: not found).\n"
-              "Signals sent to mtmctl are passed on to the command; if mtmctl is killed, so is the command.\n"
-              "Examples:\n"
-              "  mtmctl run -- ./my-workload --size 8G\n"
-              "  mtmctl run --policy two_tier --heatmap run.svg -- ./my-workload");
+  cmd->footer(
+      "The exit status is the command's (128+N when a signal N ended it; 127: not found).\n"
+      "Signals sent to mtmctl are passed on to the command; if mtmctl is killed, so is the command.\n"
+      "Examples:\n"
+      "  mtmctl run -- ./my-workload --size 8G\n"
+      "  mtmctl run --policy two_tier --heatmap run.svg -- ./my-workload");
   out.push_back({cmd, [&global, o] { return runCommand(global, *o); }});
 }
 

@@ -19,26 +19,26 @@ enum class TierSource { Config, Kernel, Hmat, Distance, Single };
 const char* tierSourceName(TierSource source);
 
 struct Tier {
-  int index = 0;                       // 0 = fastest
+  int index = 0;  // 0 = fastest
   std::string name;
   std::vector<int> nodes;
-  uint64_t totalBytes = 0;             // memory of its nodes
-  uint64_t capacityBytes = 0;          // what mtm may fill: tiers.list[].capacity or total
+  uint64_t totalBytes = 0;     // memory of its nodes
+  uint64_t capacityBytes = 0;  // what mtm may fill: tiers.list[].capacity or total
   uint64_t freeBytes = 0;
-  uint64_t kernelReserveBytes = 0;     // of its nodes (ZoneReserve.h), read once at discovery
-  double lowWatermark = 0;            // effective: at least the kernel's reserve + 1% (TierMap.cpp)
+  uint64_t kernelReserveBytes = 0;  // of its nodes (ZoneReserve.h), read once at discovery
+  double lowWatermark = 0;          // effective: at least the kernel's reserve + 1% (TierMap.cpp)
   double highWatermark = 0;
-  std::optional<uint64_t> readLatencyNs;     // HMAT, worst node of the tier
-  std::optional<uint64_t> readBandwidthMBps; // HMAT, worst node of the tier
-  std::optional<int> minDistance;            // SLIT distance from the nearest CPU node
-  std::optional<int> kernelTier;             // memory_tierN id, when all its nodes share one
+  std::optional<uint64_t> readLatencyNs;      // HMAT, worst node of the tier
+  std::optional<uint64_t> readBandwidthMBps;  // HMAT, worst node of the tier
+  std::optional<int> minDistance;             // SLIT distance from the nearest CPU node
+  std::optional<int> kernelTier;              // memory_tierN id, when all its nodes share one
 };
 
 struct TierMap {
   std::vector<Tier> tiers;
   TierSource source = TierSource::Single;
-  std::vector<int> unmanagedNodes;     // memory nodes left out by tiers.list
-  std::vector<std::string> notes;      // how the tiers were formed and what disagreed
+  std::vector<int> unmanagedNodes;  // memory nodes left out by tiers.list
+  std::vector<std::string> notes;   // how the tiers were formed and what disagreed
 
   // Index of the tier holding `node`, or -1.
   int tierOfNode(int node) const;

@@ -29,24 +29,24 @@ struct NumaNode {
   bool hasMemory = false;
   uint64_t totalBytes = 0;
   uint64_t freeBytes = 0;
-  uint64_t kernelReserveBytes = 0;       // free memory the kernel keeps for itself (ZoneReserve.h)
-  std::map<int, int> distance;           // to node id -> SLIT distance (10 = local)
+  uint64_t kernelReserveBytes = 0;  // free memory the kernel keeps for itself (ZoneReserve.h)
+  std::map<int, int> distance;      // to node id -> SLIT distance (10 = local)
   std::optional<HmatAccess> hmat;
-  std::optional<int> kernelTier;         // id of memory_tierN holding this node
+  std::optional<int> kernelTier;  // id of memory_tierN holding this node
 };
 
 struct ThpSettings {
-  std::string enabled;                   // always | madvise | never
+  std::string enabled;  // always | madvise | never
   std::string defrag;
   std::string shmemEnabled;
   uint64_t pmdSizeBytes = 0;
 };
 
 struct Topology {
-  std::vector<NumaNode> nodes;           // online nodes, by id
+  std::vector<NumaNode> nodes;                  // online nodes, by id
   std::map<int, std::vector<int>> kernelTiers;  // memory_tierN id -> nodes (lower id = faster)
   std::optional<ThpSettings> thp;
-  std::vector<std::string> notes;        // fallbacks taken and facts that were missing
+  std::vector<std::string> notes;  // fallbacks taken and facts that were missing
 
   const NumaNode* node(int id) const;
   std::vector<int> memoryNodes() const;

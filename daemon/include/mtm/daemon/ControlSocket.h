@@ -72,7 +72,8 @@ class ControlServer {
     std::string buffer;
     std::chrono::steady_clock::time_point since;
   };
-  ControlServer(UniqueFd fd, std::string path, Handler handler) : fd_(std::move(fd)), path_(std::move(path)), handler_(std::move(handler)) {}
+  ControlServer(UniqueFd fd, std::string path, Handler handler)
+      : fd_(std::move(fd)), path_(std::move(path)), handler_(std::move(handler)) {}
   void accept();
   // Why a new connection from `uid` is one too many (empty: it is not).
   std::string overShare(uid_t uid) const;

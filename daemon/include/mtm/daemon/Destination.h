@@ -18,7 +18,7 @@ struct Destination {
 
 // tier:N picks the tier's node with the most free memory, then its other nodes. A node picks
 // itself. With `lowerTiers`, the nodes of each slower tier follow, fastest first.
-Result<Destination> resolveDestination(std::string_view spec, const config::TierMap& tiers,
-                                       const config::Topology& topology, bool lowerTiers);
+Result<Destination> resolveDestination(std::string_view spec, const config::TierMap& tiers, const config::Topology& topology,
+                                       bool lowerTiers);
 
 }  // namespace mtm::daemon

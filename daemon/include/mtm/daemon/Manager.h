@@ -30,15 +30,15 @@ struct TargetStats {
   int pid = 0;
   uid_t uid = 0;
   std::string comm;
-  std::string origin;                 // why it is managed: "config", "socket", "mtmctl run", ...
-  std::string cgroup;                 // cgroup v2 path at attach ("" without one)
-  std::vector<uint64_t> tierBytes;    // profiled bytes per tier, by the node its pages were found on
-  uint64_t hotBytes = 0;              // bytes at or above policy.hot_threshold
-  uint64_t hotTopBytes = 0;           // of those, in the fastest tier
-  uint64_t promotedPages = 0;         // 4 KiB pages, totals since attach
+  std::string origin;               // why it is managed: "config", "socket", "mtmctl run", ...
+  std::string cgroup;               // cgroup v2 path at attach ("" without one)
+  std::vector<uint64_t> tierBytes;  // profiled bytes per tier, by the node its pages were found on
+  uint64_t hotBytes = 0;            // bytes at or above policy.hot_threshold
+  uint64_t hotTopBytes = 0;         // of those, in the fastest tier
+  uint64_t promotedPages = 0;       // 4 KiB pages, totals since attach
   uint64_t demotedPages = 0;
   uint64_t failedPages = 0;
-  uint64_t pingPongPages = 0;         // planned moves back the way they came (policy.pingpong_window_s)
+  uint64_t pingPongPages = 0;             // planned moves back the way they came (policy.pingpong_window_s)
   std::map<int, uint64_t> failedByErrno;  // errno -> pages (EBUSY, ENOMEM, EACCES, ...)
 };
 
@@ -46,7 +46,7 @@ struct TargetStats {
 std::string describeFailures(const std::map<int, uint64_t>& failedByErrno);
 
 struct TierStats {
-  uint64_t promotedInPages = 0;       // pages moved into this tier, by reason
+  uint64_t promotedInPages = 0;  // pages moved into this tier, by reason
   uint64_t demotedInPages = 0;
 };
 
@@ -68,9 +68,9 @@ struct IntervalReport {
   uint64_t failedPages = 0;
   uint64_t plannedPages = 0;
   uint64_t pingPongPages = 0;
-  uint64_t thpSplit = 0;              // THPs split to move only their hot part
-  uint64_t thpCollapsed = 0;          // THPs formed again once their access evened out
-  double profilerCpu = 0;             // fraction of one core
+  uint64_t thpSplit = 0;      // THPs split to move only their hot part
+  uint64_t thpCollapsed = 0;  // THPs formed again once their access evened out
+  double profilerCpu = 0;     // fraction of one core
   std::vector<int> exited;
 };
 
@@ -160,7 +160,7 @@ class Manager {
     std::vector<policy::CollapseRequest> collapses;
     MoveStats demoted, promoted;
     uint64_t thpCollapsed = 0;
-    uint64_t pages = 0;  // requested, 4 KiB pages (set before the worker starts; it only reads it)
+    uint64_t pages = 0;                      // requested, 4 KiB pages (set before the worker starts; it only reads it)
     std::map<int, SharedPidfd> pidfds = {};  // of the collapses' processes, taken on the caller's thread
   };
   // On the worker thread: the moves, then the THPs to form again.
@@ -171,19 +171,19 @@ class Manager {
   std::unique_ptr<policy::Policy> policy_;
   std::shared_ptr<migrate::Mover> mover_;  // shared with moves still running after a reload
   std::map<int, TargetStats> targets_;
-  std::set<int> detached_;            // detached by request: the config does not bring them back
-  std::set<int> unattachable_;        // config matches that could not be attached (warned once)
+  std::set<int> detached_;      // detached by request: the config does not bring them back
+  std::set<int> unattachable_;  // config matches that could not be attached (warned once)
   ExitWatch exits_;
-  std::vector<int> forgotten_;        // dropped since the last interval: for the next snapshot's exited
+  std::vector<int> forgotten_;  // dropped since the last interval: for the next snapshot's exited
   std::vector<TierStats> tierStats_;
   profiler::Snapshot last_;
   IntervalReport lastReport_;
   ManagerTotals totals_;
-  IntervalReport lastMoves_;          // moved, failed, split and collapsed by the last moves to finish
-  double moveBytesPerSecond_ = 0;     // the mover's measured rate, smoothed (0: nothing moved yet)
+  IntervalReport lastMoves_;       // moved, failed, split and collapsed by the last moves to finish
+  double moveBytesPerSecond_ = 0;  // the mover's measured rate, smoothed (0: nothing moved yet)
   bool movesInline_ = false;
-  std::unique_ptr<Moves> moves_;      // in flight
-  MoveWorker worker_;                 // last: destroyed first, cancelling and ending its moves
+  std::unique_ptr<Moves> moves_;  // in flight
+  MoveWorker worker_;             // last: destroyed first, cancelling and ending its moves
 };
 
 }  // namespace mtm::daemon

@@ -58,7 +58,7 @@ class MetricsServer {
   std::string current();
 
   std::mutex mu_;
-  Exposition render_;          // published, not rendered yet
+  Exposition render_;  // published, not rendered yet
   std::shared_ptr<const std::string> text_;
   std::thread thread_;
 };

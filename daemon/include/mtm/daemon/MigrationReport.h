@@ -3,10 +3,10 @@
 
 #include <string>
 
+#include "mtm/MoveRequest.h"
 #include "mtm/Table.h"
 #include "mtm/config/TierMap.h"
 #include "mtm/migrate/Placement.h"
-#include "mtm/MoveRequest.h"
 
 namespace mtm::daemon {
 

@@ -51,7 +51,7 @@ class MoveWorker {
   std::function<void()> job_;  // set: waiting for the thread
   bool busy_ = false;
   bool stop_ = false;
-  bool all_ = false;           // cancelAll() since the job started
+  bool all_ = false;  // cancelAll() since the job started
   std::set<pid_t> cancelled_;
   std::thread thread_;  // last: it starts once the rest is ready
 };

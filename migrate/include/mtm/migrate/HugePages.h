@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "mtm/Result.h"
 #include "mtm/ProcMaps.h"
+#include "mtm/Result.h"
 
 namespace mtm::migrate {
 
@@ -23,8 +23,7 @@ class HugePageFinder {
   virtual ~HugePageFinder() = default;
   // Huge pages of `pid` that lie in [start, end), sorted. A THP that straddles a bound is
   // included whole. `vmas` is the process's smaps (hugetlb mappings are known from it).
-  virtual Result<std::vector<HugeExtent>> find(int pid, const std::vector<Vma>& vmas, uint64_t start,
-                                               uint64_t end) = 0;
+  virtual Result<std::vector<HugeExtent>> find(int pid, const std::vector<Vma>& vmas, uint64_t start, uint64_t end) = 0;
   // How THPs are found: "pagemap_scan", "kpageflags" or "none".
   virtual std::string method() const = 0;
 };

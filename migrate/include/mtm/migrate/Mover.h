@@ -6,20 +6,20 @@
 #include <vector>
 
 #include "mtm/KernelFs.h"
+#include "mtm/MoveRequest.h"
 #include "mtm/config/Config.h"
 #include "mtm/migrate/Clock.h"
 #include "mtm/migrate/HugePages.h"
-#include "mtm/MoveRequest.h"
 #include "mtm/migrate/Syscalls.h"
 
 namespace mtm::migrate {
 
 struct MoverOptions {
-  uint32_t batchPages = 1024;      // addresses per move_pages call
+  uint32_t batchPages = 1024;  // addresses per move_pages call
   uint32_t threads = 1;
-  uint64_t maxRateBytes = 0;       // bytes per second; 0 = unlimited
-  uint64_t maxPages = 0;           // 4 KiB pages per execute(); 0 = unlimited
-  uint32_t retries = 3;            // extra passes over pages that failed for a temporary reason
+  uint64_t maxRateBytes = 0;  // bytes per second; 0 = unlimited
+  uint64_t maxPages = 0;      // 4 KiB pages per execute(); 0 = unlimited
+  uint32_t retries = 3;       // extra passes over pages that failed for a temporary reason
   bool dryRun = false;
   Clock::Duration burst = std::chrono::milliseconds(100);  // how far ahead of the rate a batch may run
 
@@ -27,7 +27,7 @@ struct MoverOptions {
 };
 
 struct Progress {
-  uint64_t pagesDone = 0;   // moved, failed or skipped so far
+  uint64_t pagesDone = 0;  // moved, failed or skipped so far
   uint64_t pagesTotal = 0;
   uint64_t pagesMoved = 0;
   Clock::Duration elapsed{0};

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "mtm/migrate/HugePages.h"
-#include "mtm/ProcMaps.h"
 #include "mtm/MoveRequest.h"
+#include "mtm/ProcMaps.h"
+#include "mtm/migrate/HugePages.h"
 
 namespace mtm::migrate {
 
@@ -21,16 +21,16 @@ struct PageEntry {
 };
 
 struct PageList {
-  std::vector<PageEntry> entries;     // in address order
-  std::vector<HugeExtent> toSplit;    // THPs covered only partly, when splitting was asked for
-  uint64_t unmappedPages = 0;         // parts of the ranges no VMA maps
+  std::vector<PageEntry> entries;   // in address order
+  std::vector<HugeExtent> toSplit;  // THPs covered only partly, when splitting was asked for
+  uint64_t unmappedPages = 0;       // parts of the ranges no VMA maps
 };
 
 // Ranges are widened to whole pages and clipped to the VMAs. A THP that a range covers partly
 // is moved whole, unless splitPartial: then it is listed in toSplit and only its covered
 // pages are entries. hugetlb pages always move whole.
-PageList buildPageList(const std::vector<AddressRange>& ranges, const std::vector<Vma>& vmas,
-                       const std::vector<HugeExtent>& huge, bool splitPartial);
+PageList buildPageList(const std::vector<AddressRange>& ranges, const std::vector<Vma>& vmas, const std::vector<HugeExtent>& huge,
+                       bool splitPartial);
 
 // Every VMA of a process, as ranges (the [vsyscall] page, which no process can migrate, left out).
 std::vector<AddressRange> wholeAddressSpace(const std::vector<Vma>& vmas);

@@ -5,12 +5,12 @@
 #include <map>
 #include <vector>
 
-#include "mtm/migrate/Mover.h"
 #include "mtm/ProcMaps.h"
+#include "mtm/migrate/Mover.h"
 
 namespace mtm::migrate {
 
-struct NodePages {       // in 4 KiB pages
+struct NodePages {  // in 4 KiB pages
   uint64_t base = 0;
   uint64_t thp = 0;
   uint64_t hugetlb = 0;
@@ -32,13 +32,11 @@ struct Placement {
 };
 
 // `ranges` empty: every VMA. Errors: the process is gone or may not be read.
-Result<Placement> queryPlacement(const MoverDeps& deps, int pid, const std::vector<AddressRange>& ranges,
-                                 uint32_t batchPages = 4096);
+Result<Placement> queryPlacement(const MoverDeps& deps, int pid, const std::vector<AddressRange>& ranges, uint32_t batchPages = 4096);
 
 // Re-forms THPs in the 2 MiB-aligned parts of `ranges` that are not THPs now, with
 // process_madvise(MADV_COLLAPSE) (Linux 6.1+), through `pidfd` where given, else one opened for
 // the call. Returns how many formed; errors say why none could.
-Result<uint64_t> collapseThps(const MoverDeps& deps, int pid, const std::vector<AddressRange>& ranges,
-                              const SharedPidfd& pidfd = nullptr);
+Result<uint64_t> collapseThps(const MoverDeps& deps, int pid, const std::vector<AddressRange>& ranges, const SharedPidfd& pidfd = nullptr);
 
 }  // namespace mtm::migrate

@@ -16,8 +16,7 @@ class MemorySyscalls {
   // move_pages(2). nodes == nullptr queries: status[i] becomes the page's node or -errno.
   // Returns 0, the number of pages not migrated for a temporary reason (> 0), or -errno for
   // the whole call; entries the kernel did not reach keep the value they had.
-  virtual long movePages(int pid, unsigned long count, void** pages, const int* nodes, int* status,
-                         int flags) = 0;
+  virtual long movePages(int pid, unsigned long count, void** pages, const int* nodes, int* status, int flags) = 0;
 
   // pidfd_open(2): a descriptor that stays bound to this process, or -errno.
   virtual int pidfdOpen(int pid) = 0;

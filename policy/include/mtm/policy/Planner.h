@@ -34,8 +34,8 @@ MoveRequest requestToTier(int pid, const config::Tier& tier, MoveKind kind);
 class Planner {
  public:
   using ThpSet = std::set<std::pair<int, uint64_t>>;  // (pid, 2 MiB-aligned address)
-  Planner(const config::Config& config, const profiler::Snapshot& snapshot, const config::TierMap& tiers,
-          MoveMemory& memory, ThpSet& splitThps);
+  Planner(const config::Config& config, const profiler::Snapshot& snapshot, const config::TierMap& tiers, MoveMemory& memory,
+          ThpSet& splitThps);
 
   // Ranks, promotes, sheds; the plan's moves, cuts and ping-pongs (collapses are not its job).
   Plan run();
@@ -49,15 +49,15 @@ class Planner {
     bool hotPartOnly = false;     // a skewed THP region: only its hot eighths, split off
   };
   struct Transaction {
-    std::vector<int64_t> free;    // per tier, as if the moves were done
-    uint64_t budget = 0;          // pages left
-    std::vector<size_t> cursor;   // per tier: next demotion candidate
+    std::vector<int64_t> free;   // per tier, as if the moves were done
+    uint64_t budget = 0;         // pages left
+    std::vector<size_t> cursor;  // per tier: next demotion candidate
     std::vector<Move> moves;
     double gainNs = 0, costNs = 0;
   };
-  struct Candidates {             // a tier's demotion candidates, coldest first
+  struct Candidates {  // a tier's demotion candidates, coldest first
     std::vector<size_t> regions;
-    std::vector<double> hotness;  // effective, ascending
+    std::vector<double> hotness;        // effective, ascending
     std::vector<uint64_t> bytesBefore;  // bytes of regions[0..k), one more entry than regions
   };
 
@@ -91,12 +91,12 @@ class Planner {
   MoveMemory& memory_;
   ThpSet& splitThps_;
   const MoveValue value_;
-  const uint64_t cooldown_;        // intervals
-  std::vector<double> hotness_;    // effective, per region
-  std::vector<size_t> order_;      // hottest first
+  const uint64_t cooldown_;      // intervals
+  std::vector<double> hotness_;  // effective, per region
+  std::vector<size_t> order_;    // hottest first
   std::vector<bool> planned_;
   std::vector<Candidates> candidates_;
-  Transaction state_;              // what is committed so far
+  Transaction state_;  // what is committed so far
   Plan plan_;
 };
 

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "mtm/MoveRequest.h"
 #include "mtm/config/Config.h"
 #include "mtm/config/TierMap.h"
-#include "mtm/MoveRequest.h"
 #include "mtm/profiler/Snapshot.h"
 
 namespace mtm::policy {
@@ -34,8 +34,8 @@ struct PingPong {
 };
 
 struct Plan {
-  std::vector<MoveRequest> moves;  // the mover runs demotions first, to make room
-  std::vector<CollapseRequest> collapses;    // after the moves
+  std::vector<MoveRequest> moves;          // the mover runs demotions first, to make room
+  std::vector<CollapseRequest> collapses;  // after the moves
   std::vector<RegionCut> cuts;
   std::vector<PingPong> pingPongs;
 };

@@ -13,12 +13,12 @@
 namespace mtm::profiler {
 
 struct HeatmapGrid {
-  size_t columns = 0, rows = 0;        // intervals x address bins
-  std::vector<double> cells;           // row-major, hotness in [0, 1]; < 0 where nothing was profiled
-  std::vector<int> tiers;              // row-major, the tier holding most of the cell's bytes; -1: unknown
-  int tierCount = 0;                   // 1 + the slowest tier seen; 0 when the recording has no tiers
-  std::vector<double> seconds;         // per column
-  std::vector<uint64_t> rowAddress;    // first address of each row
+  size_t columns = 0, rows = 0;      // intervals x address bins
+  std::vector<double> cells;         // row-major, hotness in [0, 1]; < 0 where nothing was profiled
+  std::vector<int> tiers;            // row-major, the tier holding most of the cell's bytes; -1: unknown
+  int tierCount = 0;                 // 1 + the slowest tier seen; 0 when the recording has no tiers
+  std::vector<double> seconds;       // per column
+  std::vector<uint64_t> rowAddress;  // first address of each row
   uint64_t bytesPerRow = 0;
   std::vector<uint64_t> movedUpBytes;  // per column: promoted, demoted
   std::vector<uint64_t> movedDownBytes;

@@ -12,8 +12,7 @@ namespace mtm::profiler {
 
 class OverheadController {
  public:
-  OverheadController(double budgetFraction, uint32_t intervalMs, uint64_t minChecks = 16,
-                     uint64_t maxChecks = 1ull << 22);
+  OverheadController(double budgetFraction, uint32_t intervalMs, uint64_t minChecks = 16, uint64_t maxChecks = 1ull << 22);
   // Checks the next interval may spend.
   uint64_t checks() const { return checks_; }
   // What the last interval really spent: `checks` done for `cpuNs` of the profiler's CPU time.

@@ -23,14 +23,14 @@ struct Sample {
   uint64_t addr = 0;
   uint64_t physAddr = 0;
   uint64_t dataSrc = 0;
-  uint64_t weight = 0;   // PERF_SAMPLE_WEIGHT: load latency in cycles
+  uint64_t weight = 0;  // PERF_SAMPLE_WEIGHT: load latency in cycles
 };
 
 struct RingStats {
   uint64_t samples = 0;
-  uint64_t lost = 0;        // PERF_RECORD_LOST: records the kernel dropped (ring full)
-  uint64_t truncated = 0;   // records that did not fit what the ring holds: reading stopped there
-  uint64_t other = 0;       // other record types, skipped
+  uint64_t lost = 0;       // PERF_RECORD_LOST: records the kernel dropped (ring full)
+  uint64_t truncated = 0;  // records that did not fit what the ring holds: reading stopped there
+  uint64_t other = 0;      // other record types, skipped
 };
 
 // Decodes one PERF_RECORD_SAMPLE body laid out by `sampleType`; nullopt when it is too short.

@@ -4,8 +4,8 @@
 
 #include <chrono>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,8 +56,8 @@ class Profiler {
   Profiler(const config::Config& config, const config::TierMap* tiers);
   struct Target {
     std::unique_ptr<RegionSet> regions;
-    std::vector<Source*> sources;  // those that attached
-    std::string maps;              // /proc/PID/maps as last read
+    std::vector<Source*> sources;       // those that attached
+    std::string maps;                   // /proc/PID/maps as last read
     std::optional<uint64_t> layoutGen;  // a source's address-space generation at that read
     uint64_t mapsReads = 0;
   };

@@ -36,8 +36,7 @@ struct Recording {
 
 class Recorder {
  public:
-  static Result<std::unique_ptr<Recorder>> create(const std::string& path, uint32_t intervalMs,
-                                                  const std::vector<std::string>& sources);
+  static Result<std::unique_ptr<Recorder>> create(const std::string& path, uint32_t intervalMs, const std::vector<std::string>& sources);
   ~Recorder();
   Status write(const Snapshot& snapshot, const IntervalEvents& events = {});
 

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "mtm/config/Config.h"
 #include "mtm/ProcMaps.h"
+#include "mtm/config/Config.h"
 
 namespace mtm::profiler {
 
@@ -35,13 +35,13 @@ struct Region {
   uint32_t checked[2] = {0, 0};
   uint32_t accessed[2] = {0, 0};
   std::map<int, uint32_t> nodeVotes;
-  uint32_t sawPmd = 0, sawPte = 0;  // this interval's accessed-bit checks by mapping
-  uint32_t pteOnlyIntervals = 0;    // in a row: checks found 4 KiB PTEs and no THP
+  uint32_t sawPmd = 0, sawPte = 0;                 // this interval's accessed-bit checks by mapping
+  uint32_t pteOnlyIntervals = 0;                   // in a row: checks found 4 KiB PTEs and no THP
   std::vector<std::pair<uint64_t, bool>> samples;  // this interval's checks: (address, accessed)
   // Accessed samples with exact addresses per eighth of the region, decayed like hotness (a
   // THP's accessed bit covers it whole: only samples say how its subpages differ).
   std::array<double, 8> eighths{};
-  double skew = -1;           // see Snapshot.h; -1: unknown
+  double skew = -1;  // see Snapshot.h; -1: unknown
   uint8_t hotEighths = 0;
 
   uint64_t size() const { return end - start; }
