@@ -1,5 +1,6 @@
 #include "mtm/daemon/ControlRequest.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
