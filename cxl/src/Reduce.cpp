@@ -59,16 +59,23 @@ C mul(C x, C y) {
   }
 }
 
+// An AVX2 clone and a baseline one, picked at load time. Not under ThreadSanitizer: it instruments
+// the resolver that picks, which runs before its runtime is up (every program crashes at load).
+#if defined(__SANITIZE_THREAD__)
+#define CXLCCL_AVX2_CLONES
+#else
+#define CXLCCL_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 // out[i] = a[i] op b[i]. `out` is either `a` itself or apart from both (two loops: the compiler
 // vectorises neither when it must allow for overlap).
 template <typename T, typename Op>
-__attribute__((target_clones("avx2", "default"))) void applyInPlace(T* __restrict acc, const T* __restrict in, std::size_t count, Op op) {
+CXLCCL_AVX2_CLONES void applyInPlace(T* __restrict acc, const T* __restrict in, std::size_t count, Op op) {
   using A = Arith<T>;
   for (std::size_t i = 0; i < count; ++i) acc[i] = A::store(op(A::load(acc[i]), A::load(in[i])));
 }
 template <typename T, typename Op>
-__attribute__((target_clones("avx2", "default"))) void applyApart(T* __restrict out, const T* __restrict a, const T* __restrict b,
-                                                                  std::size_t count, Op op) {
+CXLCCL_AVX2_CLONES void applyApart(T* __restrict out, const T* __restrict a, const T* __restrict b, std::size_t count, Op op) {
   using A = Arith<T>;
   for (std::size_t i = 0; i < count; ++i) out[i] = A::store(op(A::load(a[i]), A::load(b[i])));
 }
