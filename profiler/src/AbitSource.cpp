@@ -43,7 +43,9 @@ class AbitSource final : public Source {
   }
 
   Status attach(int pid, const SharedPidfd& pidfd) override {
-    if (!pidfd) return Error("pid " + std::to_string(pid) + ": no pidfd: clearing accessed bits needs process_madvise (Linux 5.10+)");
+    if (!pidfd)
+      return Error("pid " + std::to_string(pid) +
+                   ": no pidfd (pidfd_open failed: a kernel before 5.3, or no descriptor left): accessed bits are cleared through one");
     if (auto st = probe(); !st.ok()) return st;
     auto scanner = program_->watch(pid);
     if (!scanner) return std::move(scanner).takeError();
