@@ -12,14 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-
 #include <memory>
 #include <set>
 
 #include "Skip.h"
 #include "mtm/profiler/AbitScanner.h"
 #include "mtm/profiler/AccessedBitClear.h"
+#include "mtm/profiler/LoadedBpfPrograms.h"
 
 using namespace mtm::profiler;
 
@@ -256,17 +255,11 @@ struct Mapper {
   }
 };
 
-// Ids of the BPF programs loaded on the machine under `name` (the kernel keeps 15 characters).
-std::set<__u32> loadedPrograms(const std::string& name) {
-  std::set<__u32> ids;
-  for (__u32 id = 0; bpf_prog_get_next_id(id, &id) == 0;) {
-    int fd = bpf_prog_get_fd_by_id(id);
-    if (fd < 0) continue;
-    bpf_prog_info info{};
-    __u32 len = sizeof info;
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && name == info.name) ids.insert(id);
-    close(fd);
-  }
+// Ids of the BPF programs loaded on the machine under `name`.
+std::set<uint32_t> loadedPrograms(const std::string& name) {
+  std::set<uint32_t> ids;
+  for (const auto& p : loadedBpfPrograms())
+    if (p.name == name) ids.insert(p.id);
   return ids;
 }
 
@@ -274,7 +267,7 @@ std::set<__u32> loadedPrograms(const std::string& name) {
 
 TEST_CASE("one accessed-bit program watches many processes -- each one's layout changes and exit are its own", "[bpf][host]") {
   MTM_REQUIRE_ROOT("loading BPF programs");
-  const std::set<__u32> before = loadedPrograms("abit_exit");
+  const std::set<uint32_t> before = loadedPrograms("abit_exit");
   auto program = AbitProgram::open();
   REQUIRE(program.ok());
   std::vector<std::unique_ptr<Mapper>> children;
@@ -288,7 +281,7 @@ TEST_CASE("one accessed-bit program watches many processes -- each one's layout 
   // One copy of the hooks, however many processes are watched. (Programs closed earlier may
   // linger a while: the kernel frees them later.)
   size_t loaded = 0;
-  for (__u32 id : loadedPrograms("abit_exit")) loaded += !before.contains(id);
+  for (uint32_t id : loadedPrograms("abit_exit")) loaded += !before.contains(id);
   CHECK(loaded == 1);
   CHECK((*program)->watching() == 3);
   REQUIRE(scanners[0]->tracksLayout());

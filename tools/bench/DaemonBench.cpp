@@ -37,6 +37,8 @@
 #include "mtm/Parse.h"
 #include "mtm/UniqueFd.h"
 #include "mtm/daemon/ControlSocket.h"
+#include "mtm/profiler/AbitScanner.h"
+#include "mtm/profiler/LoadedBpfPrograms.h"
 
 using namespace mtm;
 using Clock = std::chrono::steady_clock;
@@ -100,16 +102,11 @@ struct HookStats {
 
 HookStats hookStats() {
   HookStats total;
-  for (__u32 id = 0; bpf_prog_get_next_id(id, &id) == 0;) {
-    UniqueFd fd(bpf_prog_get_fd_by_id(id));
-    if (!fd) continue;
-    bpf_prog_info info{};
-    __u32 len = sizeof info;
-    if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0) continue;
-    const std::string name = info.name;
-    if (name != "abit_layout_v1" && name != "abit_layout_v2" && name != "abit_exit") continue;
-    total.runs += double(info.run_cnt);
-    total.ns += double(info.run_time_ns);
+  for (const auto& p : profiler::loadedBpfPrograms()) {
+    if (std::find(profiler::kAbitHookPrograms.begin(), profiler::kAbitHookPrograms.end(), p.name) == profiler::kAbitHookPrograms.end())
+      continue;
+    total.runs += double(p.runs);
+    total.ns += double(p.runNs);
   }
   return total;
 }

@@ -4,10 +4,12 @@
 // flags of any list of addresses on demand. The copy's hooks on mmap_lock releases and process
 // exits look a process up in one map, so their cost does not grow with the number watched.
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mtm/Result.h"
@@ -23,6 +25,9 @@ inline constexpr uint8_t kAbitAccessed = 0x2;
 inline constexpr uint8_t kAbitDirty = 0x4;
 inline constexpr uint8_t kAbitHuge = 0x8;
 inline constexpr uint8_t kAbitFault = 0x80;
+
+// The names of the program's hooks (profiler/bpf/abit.bpf.c): one copy of each per AbitProgram.
+inline constexpr std::array<std::string_view, 3> kAbitHookPrograms = {"abit_layout_v1", "abit_layout_v2", "abit_exit"};
 
 struct BpfLinkDeleter {
   void operator()(::bpf_link* link) const;
