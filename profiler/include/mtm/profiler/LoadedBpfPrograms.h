@@ -10,8 +10,8 @@ namespace mtm::profiler {
 
 struct LoadedBpfProgram {
   uint32_t id = 0;
-  std::string name;      // the first 15 characters, as the kernel keeps them
-  uint64_t runs = 0;     // counted only while BPF run-time stats are on (bpf_enable_stats)
+  std::string name;   // the first 15 characters, as the kernel keeps them
+  uint64_t runs = 0;  // counted only while BPF run-time stats are on (bpf_enable_stats)
   uint64_t runNs = 0;
 };
 
