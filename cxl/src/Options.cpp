@@ -204,9 +204,13 @@ Status ranksFromEnv(EnvRanks* out) {
   } else if (const char* pmix = env("PMIX_NAMESPACE")) {
     r.jobId = cat("pmix:", pmix);
   } else {
-    return Status::error(cxlcclInvalidArgument,
-                         "no job id in the environment to name the communicator: set "
-                         "CXLCCL_JOB_ID to the same string on every rank");
+    // MPICH's hydra (mpirun.mpich) sets PMI_RANK/PMI_SIZE but no job id.
+    const bool hydra = r.source == "PMI_RANK/PMI_SIZE";
+    return Status::error(
+        cxlcclInvalidArgument,
+        "no job id in the environment to name the communicator: set "
+        "CXLCCL_JOB_ID to the same string on every rank",
+        hydra ? " (MPICH's mpirun sets none: mpirun.mpich -genv CXLCCL_JOB_ID \"$(cat /proc/sys/kernel/random/uuid)\" ...)" : "");
   }
   *out = r;
   return Status::success();

@@ -271,6 +271,14 @@ TEST_CASE("ranks from the environment find each other by the job id", "[cxl]") {
   unsetenv("CXLCCL_RANK");
   cxlcclComm_t comm = nullptr;
   CHECK(cxlcclCommInitEnv(&comm, nullptr) == cxlcclInvalidArgument);
+  // MPICH's mpirun sets a rank and size but no job id: the error says how to give one.
+  unsetenv("CXLCCL_NRANKS");
+  setenv("PMI_RANK", "0", 1);
+  setenv("PMI_SIZE", "1", 1);
+  CHECK(cxlcclCommInitEnv(&comm, nullptr) == cxlcclInvalidArgument);
+  CHECK_THAT(cxlcclGetLastError(nullptr), Catch::Contains("set CXLCCL_JOB_ID") && Catch::Contains("mpirun.mpich -genv CXLCCL_JOB_ID"));
+  unsetenv("PMI_RANK");
+  unsetenv("PMI_SIZE");
 }
 
 TEST_CASE("MemAlloc and MemFree refuse what is not theirs", "[cxl]") {
