@@ -9,6 +9,7 @@ bool and complex64; sizes odd and even; contiguous and strided tensors. Prints o
 call, "PASS: N cases" at the end, and exits 1 at the first mismatch.
 """
 
+import os
 import sys
 
 import torch
@@ -239,12 +240,22 @@ def run_cases(c):
         print(f"rank {rank}: {dtype} passed", flush=True)
 
 
+def unusable_pool_group():
+    """A group whose pool cannot be made: rank 0 says why, and the others hear it at once."""
+    os.environ["CXLCCL_POOL"], pool = "/nonexistent-dir/cxlccl.pool", os.environ.get("CXLCCL_POOL")
+    try:
+        dist.new_group(backend="cxlccl")
+    finally:
+        os.environ["CXLCCL_POOL"] = pool
+
+
 def check_refusals(cx):
     """Calls the backend cannot run raise an error that names them."""
     t = torch.ones(3, dtype=torch.int32)
     for call, needle in [(lambda: dist.all_reduce(t, dist.ReduceOp.BAND, group=cx), "BAND"),
                          (lambda: dist.all_reduce(t, dist.ReduceOp.AVG, group=cx), "AVG"),
-                         (lambda: dist.recv(t, group=cx), "any source")]:
+                         (lambda: dist.recv(t, group=cx), "any source"),
+                         (unusable_pool_group, "/nonexistent-dir/cxlccl.pool")]:
         try:
             call()
         except RuntimeError as error:
