@@ -121,6 +121,17 @@ const Section<ProfilerConfig>& profilerSection() {
   return s;
 }
 
+const Section<PredictConfig>& predictSection() {
+  static const Section<PredictConfig> s = [] {
+    Section<PredictConfig> p;
+    p.field("mode", &PredictConfig::mode, Choice{{}, {"off", "on"}})
+        .field("min_confidence", &PredictConfig::minConfidence, Fraction{{}, 0, 1})
+        .field("horizon_s", &PredictConfig::horizonS, UInt{{}, 0, 3600});
+    return p;
+  }();
+  return s;
+}
+
 const Section<PolicyConfig>& policySection() {
   static const Section<PolicyConfig> s = [] {
     Section<PolicyConfig> p;
@@ -133,6 +144,7 @@ const Section<PolicyConfig>& policySection() {
         .field("pingpong_window_s", &PolicyConfig::pingPongWindowS, UInt{{}, 1, 86400})
         .field("thp_split_skew", &PolicyConfig::thpSplitSkew, Fraction{{}, 0, 1})
         .field("thp_collapse_skew", &PolicyConfig::thpCollapseSkew, Fraction{{}, 0, 1})
+        .field("predict", &PolicyConfig::predict, Nested<PredictConfig>{{}, &predictSection()})
         .check([](const YAML::Node& n, const std::string& path, PolicyConfig& cfg, Context& ctx) {
           if (cfg.coldThreshold >= cfg.hotThreshold)
             ctx.fail(
@@ -327,6 +339,7 @@ std::vector<std::string> configKeys() {
   tierSpecSection().keys("tiers.list[].", keys);
   profilerSection().keys("profiler.", keys);
   policySection().keys("policy.", keys);
+  predictSection().keys("policy.predict.", keys);
   migrationSection().keys("migration.", keys);
   targetsSection().keys("targets.", keys);
   daemonSection().keys("daemon.", keys);

@@ -241,6 +241,7 @@ IntervalReport Manager::runIntervalSteps() {
     return rep;
   }
   auto plan = policy_->plan(last_, machine_.tiers);
+  prediction_ = plan.prediction;
   std::vector<MoveRequest> promotions, demotions;
   for (auto& m : plan.moves) {
     if (!targets_.count(m.pid)) continue;

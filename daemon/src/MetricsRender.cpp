@@ -30,6 +30,8 @@ struct ManagerFigures {
   std::vector<std::string> sources;
   uint64_t pagesInFlight = 0;
   double moveBytesPerSecond = 0;
+  bool predicting = false;
+  policy::PredictionReport prediction;
 };
 
 ManagerFigures figuresOf(const Manager& m) {
@@ -45,7 +47,9 @@ ManagerFigures figuresOf(const Manager& m) {
           m.lastSnapshot().regions.size(),
           m.profiler().activeSources(),
           m.pagesInFlight(),
-          m.moveBytesPerSecond()};
+          m.moveBytesPerSecond(),
+          m.config().policy.predict.mode == "on",
+          m.prediction()};
 }
 
 // The kernel's counters of tiering and NUMA balancing in /proc/vmstat.
@@ -138,6 +142,22 @@ void renderProfilerAndMover(prometheus::Registry& r, const ManagerFigures& m) {
   gauge(r, "mtm_mover_rate_bytes_per_second", "The mover's measured rate, smoothed over intervals").Add({}).Set(m.moveBytesPerSecond);
 }
 
+// Predictive placement (policy.predict), when it is on.
+void renderPrediction(prometheus::Registry& r, const ManagerFigures& m) {
+  if (!m.predicting) return;
+  const auto& p = m.prediction;
+  gauge(r, "mtm_predict_groups", "Groups of memory that turn hot together, learned over all targets").Add({}).Set(double(p.groups));
+  gauge(r, "mtm_predict_active_groups", "Of them, hot at the last interval (the current phases)").Add({}).Set(double(p.activeGroups));
+  gauge(r, "mtm_predict_transitions", "Learned links: this group's onset follows that one's").Add({}).Set(double(p.transitions));
+  counter(r, "mtm_predict_predictions_total", "Groups promoted ahead of their expected onset").Add({}).Increment(double(p.predictions));
+  counter(r, "mtm_predict_hits_total", "Predicted groups that turned hot in time").Add({}).Increment(double(p.hits));
+  counter(r, "mtm_predict_misses_total", "Predicted groups that did not turn hot in time").Add({}).Increment(double(p.misses));
+  counter(r, "mtm_predict_bytes_total", "Memory predicted hot, summed over predictions").Add({}).Increment(double(p.predictedBytes));
+  counter(r, "mtm_predict_mispredicted_bytes_total", "Memory predicted hot that did not turn hot in time")
+      .Add({})
+      .Increment(double(p.mispredictedBytes));
+}
+
 void renderKernel(prometheus::Registry& r, const KernelFs& fs) {
   auto vmstat = fs.read("proc/vmstat");
   if (!vmstat) return;
@@ -182,6 +202,7 @@ std::function<std::string()> MetricsRecorder::capture(const Manager& manager, co
     renderTiers(now, *m);
     renderTargets(now, *m);
     renderProfilerAndMover(now, *m);
+    renderPrediction(now, *m);
     renderKernel(now, fs);
     auto families = now.Collect();
     for (auto& f : histograms->Collect()) families.push_back(std::move(f));

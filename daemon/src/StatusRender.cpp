@@ -72,6 +72,14 @@ std::string Manager::renderStatus(Format format, uid_t viewer) const {
     w.key("dry_run").value(config_.migration.dryRun);
     w.key("last_promoted_pages").value(lastMoves_.promotedPages).key("last_demoted_pages").value(lastMoves_.demotedPages);
     w.key("moves_in_flight").value(worker_.busy());
+    if (config_.policy.predict.mode == "on") {
+      const auto& p = prediction_;
+      w.key("prediction").beginObject();
+      w.key("groups").value(p.groups).key("active_groups").value(p.activeGroups).key("transitions").value(p.transitions);
+      w.key("predictions").value(p.predictions).key("hits").value(p.hits).key("misses").value(p.misses);
+      w.key("predicted_bytes").value(p.predictedBytes).key("mispredicted_bytes").value(p.mispredictedBytes);
+      w.endObject();
+    }
     w.key("tiers");
     tiers.writeJson(w);
     w.key("targets");
@@ -86,6 +94,14 @@ std::string Manager::renderStatus(Format format, uid_t viewer) const {
       config_.policy.name, config_.migration.dryRun ? " (dry run)" : "", config_.migration.mover, last_.interval, last_.seconds, cpu * 100,
       targets.rowCount(), double(lastMoves_.promotedPages) * mib, double(lastMoves_.demotedPages) * mib, lastMoves_.failedPages,
       worker_.busy() ? "; more moving now" : "");
+  if (config_.policy.predict.mode == "on") {
+    const auto& p = prediction_;
+    out += fmt::format(
+        "prediction: {} group(s), {} active, {} transition(s); {} prediction(s), {} hit(s), {} miss(es); "
+        "predicted {:.1f} MiB, mispredicted {:.1f} MiB\n\n",
+        p.groups, p.activeGroups, p.transitions, p.predictions, p.hits, p.misses, double(p.predictedBytes) / double(1 << 20),
+        double(p.mispredictedBytes) / double(1 << 20));
+  }
   out += tiers.renderText() + "\n";
   out += targets.rowCount() ? targets.renderText() : "no managed processes\n";
   return out;

@@ -12,15 +12,49 @@ namespace {
 constexpr uint64_t kPage = kPageSize;
 constexpr uint64_t kThp = kThpSize;
 
+// Regions that predictions cover by half or more take the hotness and confidence their group
+// showed when last hot, where that is more than their own; returns the bytes so raised.
+uint64_t raisePredicted(profiler::Snapshot& snap, const std::vector<PhasePredictor::Prediction>& predictions) {
+  uint64_t raised = 0;
+  for (auto& r : snap.regions) {
+    uint64_t covered = 0;
+    double hotness = 0, confidence = 0;
+    for (const auto& p : predictions) {  // chunk runs, few: a group's, per pending prediction
+      if (p.pid != r.pid || p.end <= r.start || p.start >= r.end) continue;
+      covered += std::min(p.end, r.end) - std::max(p.start, r.start);
+      hotness = std::max(hotness, p.hotness);
+      confidence = std::max(confidence, p.confidence);
+    }
+    if (covered * 2 < r.end - r.start || hotness <= r.hotness) continue;
+    r.hotness = hotness;
+    r.confidence = std::max(r.confidence, confidence);
+    raised += r.end - r.start;
+  }
+  return raised;
+}
+
 }  // namespace
 
-MtmPolicy::MtmPolicy(const config::Config& config) : config_(config), memory_(intervalsIn(config.policy.pingPongWindowS, config)) {}
+MtmPolicy::MtmPolicy(const config::Config& config) : config_(config), memory_(intervalsIn(config.policy.pingPongWindowS, config)) {
+  if (config.policy.predict.mode == "on") predictor_ = std::make_unique<PhasePredictor>(config);
+}
 
 Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tiers) {
   for (int pid : snap.exited) memory_.forget(pid);
   memory_.prune(snap.regions, snap.interval, kMemoryPerRegion * snap.regions.size() + kMemorySlack);
-  Plan plan = Planner(config_, snap, tiers, memory_, splitThps_).run();
+  if (!predictor_) {
+    Plan plan = Planner(config_, snap, tiers, memory_, splitThps_).run();
+    planCollapses(snap, plan);
+    return plan;
+  }
+  predictor_->observe(snap);
+  profiler::Snapshot raised = snap;
+  const uint64_t raisedBytes = raisePredicted(raised, predictor_->predictions());
+  Plan plan = Planner(config_, raised, tiers, memory_, splitThps_).run();
   planCollapses(snap, plan);
+  const auto s = predictor_->stats();
+  plan.prediction = {s.groups, s.activeGroups,   s.transitions,       s.predictions, s.hits,
+                     s.misses, s.predictedBytes, s.mispredictedBytes, raisedBytes};
   return plan;
 }
 

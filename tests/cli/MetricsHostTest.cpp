@@ -287,3 +287,24 @@ TEST_CASE("mtmctl run --metrics serves the embedded manager's metrics while the 
   CHECK(bad.exitCode == 1);
   CHECK(bad.err.find("mtmctl: --metrics 9477: expected off, an absolute Unix socket path") == 0);
 }
+
+TEST_CASE("with policy.predict on, status and metrics show what predictive placement learned and did", "[metrics][host]") {
+  MTM_REQUIRE_ROOT();
+  Daemon on("policy:\n  predict:\n    mode: on\n");
+  const auto text = on.ctl({"status"});
+  REQUIRE(text.exitCode == 0);
+  CHECK(text.out.find("prediction: 0 group(s), 0 active, 0 transition(s); 0 prediction(s), 0 hit(s), 0 miss(es)") != std::string::npos);
+  const auto json = on.ctl({"status", "--format", "json"});
+  REQUIRE(json.exitCode == 0);
+  const YAML::Node status = YAML::Load(json.out);  // JSON is YAML
+  REQUIRE(status["prediction"]);
+  CHECK(status["prediction"]["groups"].as<int>() == 0);
+  CHECK(status["prediction"]["mispredicted_bytes"].as<int>() == 0);
+  const std::string exposition = body(http(metricsAddress(on), "GET /metrics"));
+  for (const char* series : {"\nmtm_predict_groups 0\n", "\nmtm_predict_hits_total 0\n", "\nmtm_predict_mispredicted_bytes_total 0\n"})
+    CHECK(exposition.find(series) != std::string::npos);
+  // Off (the default): neither says a word about it.
+  Daemon off;
+  CHECK(off.ctl({"status"}).out.find("prediction:") == std::string::npos);
+  CHECK(body(http(metricsAddress(off), "GET /metrics")).find("mtm_predict_") == std::string::npos);
+}

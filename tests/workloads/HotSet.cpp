@@ -2,7 +2,11 @@
 // 2 MiB regions; in each phase a known subset (--hot-fraction of the regions) is touched over
 // and over -- one write per 4 KiB page -- and the rest is left alone. The subset is scattered
 // (pattern random: groups of four regions, pseudo-random per phase) or one window that slides
-// to the next disjoint place each phase (pattern sliding). Every phase is announced in the
+// to the next disjoint place each phase (pattern sliding). Recurring patterns, for predictive
+// placement: cyclic -- the sliding windows 0, 1, ..., K-1 (--cycle K, default 3) over and over;
+// recurring -- window 0 every other phase, a random subset in between (a recurring phase inside
+// noise). --jitter J varies each phase's length by up to J (0.2: +-20%, the same lengths every
+// run). Every phase is announced in the
 // truth file, with its start time and hot region indices. Each page carries a check word that
 // is verified at the end: "wrong_pages=N", exit status 1 when N > 0.
 //
@@ -13,7 +17,8 @@
 // --start-node N places every page on node N first (mbind MPOL_BIND while it is touched, then
 // back to the default policy, so that NUMA balancing and other tiering systems may move it).
 //
-//   mtm-test-hotset --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding]
+//   mtm-test-hotset --size 1G [--thp] --hot-fraction 0.1
+//                   [--pattern random|sliding|cyclic|recurring] [--cycle 3] [--jitter 0.2]
 //                   [--start-node N] [--trickle 0.01] --phases 4 --phase-seconds 5
 //                   --truth /tmp/truth.jsonl [--ready /tmp/ready]
 
@@ -56,13 +61,21 @@ bool hot(uint64_t i, int phase, uint64_t every) {
   return h % every == 0;
 }
 
+// Phase `phase`'s length: `seconds`, varied by up to +-jitter, pseudo-random and the same every run.
+double phaseLength(double seconds, double jitter, int phase) {
+  uint64_t h = (uint64_t(phase) + 7) * 0x9E3779B97F4A7C15ull;
+  h ^= h >> 31;
+  const double u = double(h % 2001) / 1000 - 1;  // [-1, 1]
+  return seconds * (1 + jitter * u);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   uint64_t size = 1ull << 30;
   bool thp = false;
-  double hotFraction = 0.1, phaseSeconds = 5, trickle = 0;
-  int phases = 4;
+  double hotFraction = 0.1, phaseSeconds = 5, trickle = 0, jitter = 0;
+  int phases = 4, cycle = 3;
   std::string truth, ready, pattern = "random";
   int startNode = -1;
   for (int i = 1; i < argc; ++i) {
@@ -88,16 +101,24 @@ int main(int argc, char** argv) {
       ready = next();
     else if (a == "--trickle")
       trickle = std::atof(next());
+    else if (a == "--cycle")
+      cycle = std::atoi(next());
+    else if (a == "--jitter")
+      jitter = std::atof(next());
     else {
       std::fprintf(stderr,
-                   "usage: %s --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding] [--start-node N] [--trickle F] --phases 4 "
-                   "--phase-seconds 5 --truth FILE [--ready FILE]\n",
+                   "usage: %s --size 1G [--thp] --hot-fraction 0.1 [--pattern random|sliding|cyclic|recurring] [--cycle K] [--jitter J] "
+                   "[--start-node N] [--trickle F] --phases 4 --phase-seconds 5 --truth FILE [--ready FILE]\n",
                    argv[0]);
       return 2;
     }
   }
-  if (pattern != "random" && pattern != "sliding") {
-    std::fprintf(stderr, "--pattern: expected random or sliding, got \"%s\"\n", pattern.c_str());
+  if (pattern != "random" && pattern != "sliding" && pattern != "cyclic" && pattern != "recurring") {
+    std::fprintf(stderr, "--pattern: expected random, sliding, cyclic or recurring, got \"%s\"\n", pattern.c_str());
+    return 2;
+  }
+  if (cycle < 1 || jitter < 0 || jitter >= 1) {
+    std::fprintf(stderr, "--cycle: expected 1 or more; --jitter: expected 0 <= J < 1\n");
     return 2;
   }
   const uint64_t regions = size / kRegion;
@@ -141,9 +162,13 @@ int main(int argc, char** argv) {
   for (int phase = 0; phase < phases && !gStop; ++phase) {
     hotSet.clear();
     const uint64_t window = std::max<uint64_t>(1, static_cast<uint64_t>(double(regions) * hotFraction + 0.5));
+    // Which sliding window this phase uses, or -1: a random subset.
+    int64_t slot = phase;
+    if (pattern == "random") slot = -1;
+    if (pattern == "cyclic") slot = phase % cycle;
+    if (pattern == "recurring") slot = phase % 2 == 0 ? 0 : -1;
     for (uint64_t i = 0; i < regions; ++i)
-      if (pattern == "random" ? hot(i, phase, every) : (i + regions - (uint64_t(phase) * window) % regions) % regions < window)
-        hotSet.push_back(i);
+      if (slot < 0 ? hot(i, phase, every) : (i + regions - (uint64_t(slot) * window) % regions) % regions < window) hotSet.push_back(i);
     const double start = now();
     if (t) {
       std::fprintf(t, "{\"phase\":%d,\"start\":%.6f,\"base\":%" PRIuPTR ",\"region_bytes\":%" PRIu64 ",\"hot\":[", phase, start,
@@ -154,7 +179,8 @@ int main(int argc, char** argv) {
     }
     const uint64_t pages = size / kPage;
     const auto trickleReads = static_cast<uint64_t>(trickle * double(hotSet.size() * (kRegion / kPage)) + 0.5);
-    while (!gStop && now() - start < phaseSeconds) {
+    const double length = phaseLength(phaseSeconds, jitter, phase);
+    while (!gStop && now() - start < length) {
       for (uint64_t i : hotSet)
         for (uint64_t off = 0; off < kRegion; off += kPage) base[i * kRegion + off] = static_cast<char>(base[i * kRegion + off] + 1);
       for (uint64_t k = 0; k < trickleReads; ++k, trickleAt = (trickleAt + 1) % pages)

@@ -1,17 +1,18 @@
 #!/bin/sh
 # Runs inside a VM-lab guest (tools/bench-placement): the same mtm-test-hotset workload three
 # times, its memory starting in the slowest tier, placed by (1) mtm (mtmctl run, the embedded
-# default config), (2) the kernel's own tiering (numa_balancing=2 with demotion_enabled), and
+# default config; arm "predict": the same with policy.predict.mode on), (2) the kernel's own tiering (numa_balancing=2 with demotion_enabled), and
 # (3) DAMON-based tiering (DAMOS migrate_hot to node 0, migrate_cold to node 1; Linux 6.12
 # supports these actions on physical addresses only, so DAMON monitors all of memory, where the
 # workload is nearly the only user), each measured
 # from outside by mtm-placement-watch. Writes /out/placement-<arm>.txt and a comparison. mtm
 # records its profile, and its hot bytes are scored against the truth after its run.
-#   placement-arms SIZE HOT_FRACTION PHASES PHASE_SECONDS [PATTERN [TRICKLE [ARMS [MTMCTL_FLAGS]]]]
+#   placement-arms SIZE HOT_FRACTION PHASES PHASE_SECONDS [PATTERN [TRICKLE [ARMS [MTMCTL_FLAGS [CYCLE [JITTER]]]]]]
 set -u
 size=$1 frac=$2 phases=$3 secs=$4 pattern=${5:-sliding} trickle=${6:-0} arms=${7:-mtm,kernel,damos} mtmflags=${8:-}
+cycle=${9:-3} jitter=${10:-0}
 wants() { case ",$arms," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
-workload="mtm-test-hotset --size $size --hot-fraction $frac --pattern $pattern --trickle $trickle --start-node 3 --phases $phases --phase-seconds $secs --truth /tmp/truth.jsonl --ready /tmp/ready"
+workload="mtm-test-hotset --size $size --hot-fraction $frac --pattern $pattern --cycle $cycle --jitter $jitter --trickle $trickle --start-node 3 --phases $phases --phase-seconds $secs --truth /tmp/truth.jsonl --ready /tmp/ready"
 
 run_arm() {  # name, then the command that starts the workload
   name=$1; shift
@@ -75,13 +76,24 @@ damos_stop() {
 
 cfg="" scorecfg=""
 [ -f /etc/mtm/bench.yaml ] && cfg="-c /etc/mtm/bench.yaml" scorecfg="--config /etc/mtm/bench.yaml"
+mtm_arm() {  # name, then mtmctl's config options
+  name=$1; shift
+  run_arm $name mtmctl $mtmflags "$@" run --embedded -q --record /tmp/$name-profile.jsonl -- $workload
+  cp /tmp/$name.log /out/placement-$name.log
+  mtm-placement-watch --pid "$pid" --truth /tmp/truth.jsonl --size "$size" --score-record /tmp/$name-profile.jsonl $scorecfg \
+    | tee -a /out/placement-$name.txt
+  cp /tmp/$name-profile.jsonl /out/placement-$name-profile.jsonl
+}
 if wants mtm; then
   echo "# mtm (mtmctl run, ${cfg:-embedded default config})"
-  run_arm mtm mtmctl $mtmflags $cfg run --embedded -q --record /tmp/mtm-profile.jsonl -- $workload
-  cp /tmp/mtm.log /out/placement-mtm.log
-  mtm-placement-watch --pid "$pid" --truth /tmp/truth.jsonl --size "$size" --score-record /tmp/mtm-profile.jsonl $scorecfg \
-    | tee -a /out/placement-mtm.txt
-  cp /tmp/mtm-profile.jsonl /out/placement-mtm-profile.jsonl
+  mtm_arm mtm $cfg
+fi
+if wants predict; then
+  # The same config with predictive placement on (policy.predict.mode).
+  mtmctl $cfg config show | sed 's/^    mode: off$/    mode: on/' > /tmp/predict.yaml
+  grep -q '^    mode: on$' /tmp/predict.yaml || { echo "predict: no policy.predict.mode in the config"; exit 1; }
+  echo "# mtm, predictive (policy.predict.mode on, otherwise ${cfg:-the embedded default config})"
+  mtm_arm predict -c /tmp/predict.yaml
 fi
 # Settings of the kernel arm from tools/bench-placement --kernel-knobs: "path value" lines.
 knobs=/etc/mtm/kernel-knobs.txt

@@ -54,6 +54,15 @@ struct ProfilerConfig {
   bool operator==(const ProfilerConfig&) const = default;
 };
 
+// Predictive placement (PhasePredictor.h): recurring phases learned, the next one's memory
+// promoted ahead of its start.
+struct PredictConfig {
+  std::string mode = "off";    // off | on
+  double minConfidence = 0.6;  // a transition's share of its phase's successors before it is acted on
+  uint32_t horizonS = 2;       // how long before a phase's expected start its memory may move up
+  bool operator==(const PredictConfig&) const = default;
+};
+
 struct PolicyConfig {
   std::string name = "mtm";       // mtm | two_tier | none
   double hotThreshold = 0.5;      // hotness at or above which a region is hot
@@ -64,6 +73,7 @@ struct PolicyConfig {
   uint32_t pingPongWindowS = 20;  // a move back within this long is ping-pong: the bar rises
   double thpSplitSkew = 0.5;      // split a THP when its subpages' hotness varies more
   double thpCollapseSkew = 0.1;   // re-collapse when it varies less than this
+  PredictConfig predict;
   bool operator==(const PolicyConfig&) const = default;
 };
 

@@ -123,6 +123,8 @@ class Manager {
   const ManagerTotals& totals() const { return totals_; }
   // The mover's measured rate, smoothed over intervals (0 before anything moved).
   double moveBytesPerSecond() const { return moveBytesPerSecond_; }
+  // What predictive placement knows and did (policy.predict; zeros when off).
+  const policy::PredictionReport& prediction() const { return prediction_; }
   // 4 KiB pages handed to the move worker and not yet accounted for (0 when idle).
   uint64_t pagesInFlight() const;
   // Profiled bytes per tier of the targets `viewer` may see (root: all).
@@ -178,6 +180,7 @@ class Manager {
   std::vector<TierStats> tierStats_;
   profiler::Snapshot last_;
   IntervalReport lastReport_;
+  policy::PredictionReport prediction_;
   ManagerTotals totals_;
   IntervalReport lastMoves_;       // moved, failed, split and collapsed by the last moves to finish
   double moveBytesPerSecond_ = 0;  // the mover's measured rate, smoothed (0: nothing moved yet)

@@ -9,11 +9,15 @@
 // skewed (skew >= thp_split_skew) only its hot eighths move, the THP split around them, and once
 // its parts sit on one node again and their hotness differs by at most thp_collapse_skew, it is
 // collapsed back into a THP.
+// With policy.predict on, regions a learned phase is about to make hot are ranked as hot now
+// (PhasePredictor.h): the same planner, rules and budget move them ahead of need.
 
+#include <memory>
 #include <set>
 #include <utility>
 
 #include "mtm/policy/MoveMemory.h"
+#include "mtm/policy/PhasePredictor.h"
 #include "mtm/policy/Policy.h"
 
 namespace mtm::policy {
@@ -32,6 +36,7 @@ class MtmPolicy final : public Policy {
   const config::Config config_;
   MoveMemory memory_;
   std::set<std::pair<int, uint64_t>> splitThps_;  // (pid, 2 MiB-aligned address) split here
+  std::unique_ptr<PhasePredictor> predictor_;     // policy.predict.mode on
 
   void planCollapses(const profiler::Snapshot& snapshot, Plan& plan);
 };

@@ -33,11 +33,25 @@ struct PingPong {
   uint64_t pages = 0;
 };
 
+// What predictive placement (policy.predict) knows and did so far; all zero when it is off.
+struct PredictionReport {
+  uint64_t groups = 0;          // groups of memory that turn hot together, over all targets
+  uint64_t activeGroups = 0;    // of them, hot now: the current phases
+  uint64_t transitions = 0;     // learned "this group follows that one" links
+  uint64_t predictions = 0;     // groups promoted ahead of their expected start
+  uint64_t hits = 0;            // ... that turned hot in time
+  uint64_t misses = 0;          // ... that did not
+  uint64_t predictedBytes = 0;  // memory predicted hot, summed over predictions
+  uint64_t mispredictedBytes = 0;
+  uint64_t boostedBytes = 0;  // this interval: regions ranked as hot on a prediction
+};
+
 struct Plan {
   std::vector<MoveRequest> moves;          // the mover runs demotions first, to make room
   std::vector<CollapseRequest> collapses;  // after the moves
   std::vector<RegionCut> cuts;
   std::vector<PingPong> pingPongs;
+  PredictionReport prediction;
 };
 
 class Policy {

@@ -1,0 +1,128 @@
+#pragma once
+// Predictive placement (policy.predict; the DyNN-Offload idea): learn which memory turns hot
+// together, which of those groups follows which, and promote the next group's memory ahead of
+// its need -- as a planner input (MtmPolicy raises the predicted regions' hotness), never as a
+// move of its own.
+//
+// Per target, in 2 MiB chunks (a chunk is hot in an interval when regions at or above
+// hot_threshold cover half of it):
+// - Groups: chunks that cool in the same interval belong together (the end of a phase is sharp:
+//   every chunk's hotness decays at once, where its start is found piecemeal by the checks). A
+//   cooling cohort joins the group it overlaps most (half of the smaller at least), else founds
+//   one, whose onset is when its first chunk turned hot: so one cycle of a recurring pattern
+//   teaches its groups and their order, and the second is predicted.
+// - Phases: an interval's phase is its set of active groups (half their chunks hot). Each time a
+//   group becomes active (its onset), the previous onset's group learns it as a successor, with
+//   the lag between the two onsets (a running mean) and a weight: the successor's share of the
+//   weights is the transition's confidence.
+// - Prediction: when the latest onset's best successor has confidence >= min_confidence and its
+//   expected onset (less twice the lag's mean deviation: phases vary in length) is at most
+//   horizon_s away, its chunks are predicted hot, with the hotness and confidence the group last
+//   showed, until it becomes active (a hit) or its expected onset is half a lag and twice the
+//   deviation past (a miss: its bytes count as mispredicted and the transition's weight halves).
+// Memory is bounded: chunks, groups and successors per target have caps, and a target's state
+// goes when it exits.
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "mtm/config/Config.h"
+#include "mtm/profiler/Snapshot.h"
+
+namespace mtm::policy {
+
+struct PredictorLimits {
+  size_t chunksPerTarget = 1 << 16;  // 128 GiB of memory that was ever hot
+  size_t groupsPerTarget = 256;
+  size_t successorsPerGroup = 8;
+};
+
+class PhasePredictor {
+ public:
+  using Limits = PredictorLimits;
+  static constexpr uint64_t kChunkBytes = 2ull << 20;
+
+  struct Prediction {
+    int pid = 0;
+    uint64_t start = 0, end = 0;  // one chunk run
+    double hotness = 0, confidence = 0;
+  };
+  struct Stats {
+    uint64_t groups = 0;          // now
+    uint64_t transitions = 0;     // successor links now
+    uint64_t predictions = 0;     // made so far
+    uint64_t hits = 0;            // predicted groups that became active in time
+    uint64_t misses = 0;          // ... that did not
+    uint64_t predictedBytes = 0;  // chunks predicted hot, summed over predictions
+    uint64_t mispredictedBytes = 0;
+    uint64_t activeGroups = 0;  // the current phase's size, over all targets
+  };
+
+  explicit PhasePredictor(const config::Config& config, Limits limits = {});
+
+  // Learns from one interval's snapshot and updates the predictions.
+  void observe(const profiler::Snapshot& snapshot);
+  // Chunk runs to treat as hot in this interval's plan.
+  const std::vector<Prediction>& predictions() const { return predictions_; }
+  Stats stats() const;
+  // Chunks, groups and successors held, over all targets (for tests of the bounds).
+  size_t entries() const;
+
+ private:
+  struct Chunk {
+    bool hot = false;
+    uint32_t group = 0;  // 0: none
+    uint64_t hotSince = 0, lastHot = 0;
+    double hotness = 0, confidence = 0;  // while last hot
+  };
+  struct Successor {
+    uint32_t group = 0;
+    double weight = 0;
+    double lagMean = 0;  // intervals between the two onsets
+    double lagDev = 0;   // their mean absolute deviation from lagMean
+  };
+  struct Group {
+    std::vector<uint64_t> members;  // chunk indices, sorted
+    bool active = false;
+    uint64_t onset = 0, lastActive = 0;
+    double hotness = 0, confidence = 0;  // its members' mean while last active
+    std::vector<Successor> successors;
+  };
+  struct Pending {  // a prediction waiting for its group's onset
+    uint32_t group = 0;
+    uint64_t expected = 0, giveUp = 0;
+    uint32_t from = 0;
+  };
+  struct Target {
+    std::unordered_map<uint64_t, Chunk> chunks;
+    std::map<uint32_t, Group> groups;
+    uint32_t nextGroup = 1;
+    uint32_t lastOnsetGroup = 0;
+    uint64_t lastOnset = 0;
+    std::vector<Pending> pending;
+  };
+
+  void observeTarget(int pid, Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval);
+  void markChunks(Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval,
+                  std::vector<uint64_t>& cooled) const;
+  void learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_t interval);
+  void updateActivity(Target& t, uint64_t interval);
+  // Group `group` became active at `interval` (for a group just founded, when its chunks turned
+  // hot: learned when they cool). Onsets are linked in time order only.
+  void onset(Target& t, uint32_t group, uint64_t interval);
+  void predict(int pid, Target& t, uint64_t interval);
+  void forgetStale(Target& t, uint64_t interval);
+  uint64_t bytesOf(const Group& g) const { return g.members.size() * kChunkBytes; }
+
+  const double hotThreshold_;
+  const double minConfidence_;
+  const uint64_t horizon_;  // intervals
+  const Limits limits_;
+  std::map<int, Target> targets_;
+  std::vector<Prediction> predictions_;
+  uint64_t predictionsMade_ = 0, hits_ = 0, misses_ = 0, predictedBytes_ = 0, mispredictedBytes_ = 0;
+};
+
+}  // namespace mtm::policy

@@ -1,0 +1,271 @@
+#include "mtm/policy/PhasePredictor.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mtm::policy {
+namespace {
+
+constexpr size_t kMinGroupChunks = 2;    // a cohort smaller than this is noise
+constexpr double kJoinOverlap = 0.5;     // of the smaller of cohort and group
+constexpr uint64_t kForgetAfter = 4096;  // intervals without being hot
+constexpr double kLagSmoothing = 4;      // running mean over about this many onsets
+constexpr uint64_t kMinPatience = 2;     // intervals a prediction waits past its expected onset
+
+}  // namespace
+
+PhasePredictor::PhasePredictor(const config::Config& config, Limits limits)
+    : hotThreshold_(config.policy.hotThreshold),
+      minConfidence_(config.policy.predict.minConfidence),
+      horizon_(uint64_t{config.policy.predict.horizonS} * 1000 / std::max<uint32_t>(1, config.profiler.intervalMs)),
+      limits_(limits) {}
+
+void PhasePredictor::observe(const profiler::Snapshot& snap) {
+  for (int pid : snap.exited) targets_.erase(pid);
+  std::map<int, std::vector<const profiler::RegionInfo*>> byPid;
+  for (const auto& r : snap.regions) byPid[r.pid].push_back(&r);
+  predictions_.clear();
+  for (auto& [pid, regions] : byPid) {
+    auto [it, added] = targets_.try_emplace(pid);
+    observeTarget(pid, it->second, regions, snap.interval);
+  }
+}
+
+void PhasePredictor::observeTarget(int pid, Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval) {
+  std::vector<uint64_t> cooled;
+  markChunks(t, regions, interval, cooled);
+  learnGroup(t, std::move(cooled), interval);
+  updateActivity(t, interval);
+  predict(pid, t, interval);
+  forgetStale(t, interval);
+}
+
+// A chunk is hot when hot regions cover half of it; those that were hot and are not any more
+// have cooled.
+void PhasePredictor::markChunks(Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval,
+                                std::vector<uint64_t>& cooled) const {
+  struct Cover {
+    uint64_t bytes = 0;
+    double hotness = 0, confidence = 0;
+  };
+  std::unordered_map<uint64_t, Cover> cover;
+  for (const auto* r : regions) {
+    if (r->hotness < hotThreshold_) continue;
+    for (uint64_t c = r->start / kChunkBytes; c * kChunkBytes < r->end; ++c) {
+      const uint64_t lo = std::max(r->start, c * kChunkBytes), hi = std::min(r->end, (c + 1) * kChunkBytes);
+      Cover& k = cover[c];
+      k.bytes += hi - lo;
+      k.hotness = std::max(k.hotness, r->hotness);
+      k.confidence = std::max(k.confidence, r->confidence);
+    }
+  }
+  for (const auto& [index, k] : cover) {
+    if (k.bytes * 2 < kChunkBytes) continue;
+    auto it = t.chunks.find(index);
+    if (it == t.chunks.end()) {
+      if (t.chunks.size() >= limits_.chunksPerTarget) continue;
+      it = t.chunks.emplace(index, Chunk{}).first;
+    }
+    if (!it->second.hot) it->second.hotSince = interval;
+    it->second.hot = true;
+    it->second.lastHot = interval;
+    it->second.hotness = k.hotness;
+    it->second.confidence = k.confidence;
+  }
+  for (auto& [index, chunk] : t.chunks)
+    if (chunk.hot && chunk.lastHot != interval) {
+      chunk.hot = false;
+      cooled.push_back(index);
+    }
+}
+
+// The chunks that cooled together join the group they overlap most, or found one.
+void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_t interval) {
+  if (cohort.size() < kMinGroupChunks) return;
+  std::sort(cohort.begin(), cohort.end());
+  std::map<uint32_t, size_t> overlap;
+  for (uint64_t c : cohort)
+    if (uint32_t g = t.chunks[c].group; g != 0) ++overlap[g];
+  uint32_t best = 0;
+  double bestShare = 0;
+  for (const auto& [g, n] : overlap) {
+    auto it = t.groups.find(g);
+    if (it == t.groups.end()) continue;
+    const double share = double(n) / double(std::min(cohort.size(), it->second.members.size()));
+    if (share > bestShare) {
+      best = g;
+      bestShare = share;
+    }
+  }
+  if (bestShare < kJoinOverlap) {
+    if (t.groups.size() >= limits_.groupsPerTarget) {  // the group active longest ago goes
+      auto oldest = std::min_element(t.groups.begin(), t.groups.end(),
+                                     [](const auto& a, const auto& b) { return a.second.lastActive < b.second.lastActive; });
+      for (uint64_t c : oldest->second.members)
+        if (auto it = t.chunks.find(c); it != t.chunks.end()) it->second.group = 0;
+      t.groups.erase(oldest);
+    }
+    best = t.nextGroup++;
+    t.groups[best].lastActive = interval;
+  }
+  const bool founded = t.groups[best].members.empty();
+  Group& group = t.groups[best];
+  double hotness = 0, confidence = 0;
+  uint64_t since = interval;
+  for (uint64_t c : cohort) {
+    Chunk& chunk = t.chunks[c];
+    since = std::min(since, chunk.hotSince);
+    if (chunk.group != 0 && chunk.group != best)
+      if (auto old = t.groups.find(chunk.group); old != t.groups.end()) {
+        auto& m = old->second.members;
+        m.erase(std::remove(m.begin(), m.end(), c), m.end());
+      }
+    chunk.group = best;
+    hotness += chunk.hotness;
+    confidence += chunk.confidence;
+  }
+  std::vector<uint64_t> members;
+  std::set_union(group.members.begin(), group.members.end(), cohort.begin(), cohort.end(), std::back_inserter(members));
+  group.members = std::move(members);
+  group.hotness = hotness / double(cohort.size());
+  group.confidence = confidence / double(cohort.size());
+  if (founded) onset(t, best, since);
+}
+
+// A group is active while half its chunks are hot; becoming active is its onset.
+void PhasePredictor::updateActivity(Target& t, uint64_t interval) {
+  for (auto& [id, g] : t.groups) {
+    size_t hot = 0;
+    for (uint64_t c : g.members)
+      if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) ++hot;
+    const bool active = !g.members.empty() && hot * 2 >= g.members.size();
+    if (active && !g.active) onset(t, id, interval);
+    g.active = active;
+    if (active) g.lastActive = interval;
+  }
+}
+
+void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
+  if (t.lastOnsetGroup != 0 && interval < t.lastOnset) return;  // older than what is known
+  if (t.lastOnsetGroup != 0 && t.lastOnsetGroup != group && interval > t.lastOnset)
+    if (auto prev = t.groups.find(t.lastOnsetGroup); prev != t.groups.end()) {
+      auto& next = prev->second.successors;
+      const double lag = double(interval - t.lastOnset);
+      auto s = std::find_if(next.begin(), next.end(), [&](const Successor& x) { return x.group == group; });
+      if (s == next.end()) {
+        if (next.size() >= limits_.successorsPerGroup)
+          next.erase(std::min_element(next.begin(), next.end(), [](const auto& a, const auto& b) { return a.weight < b.weight; }));
+        next.push_back({group, 0, lag});
+        s = next.end() - 1;
+      }
+      s->weight += 1;
+      const double n = std::min(s->weight, kLagSmoothing);
+      s->lagDev += (std::abs(lag - s->lagMean) - s->lagDev) / n;
+      s->lagMean += (lag - s->lagMean) / n;
+    }
+  for (auto p = t.pending.begin(); p != t.pending.end();)
+    if (p->group == group) {
+      ++hits_;
+      p = t.pending.erase(p);
+    } else {
+      ++p;
+    }
+  t.lastOnsetGroup = group;
+  t.lastOnset = interval;
+}
+
+void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
+  // Predictions whose group did not come in time: their bytes were moved for nothing, and the
+  // transition that made them weighs half as much.
+  for (auto p = t.pending.begin(); p != t.pending.end();) {
+    auto g = t.groups.find(p->group);
+    if (g == t.groups.end()) {  // forgotten meanwhile: neither hit nor miss
+      p = t.pending.erase(p);
+      continue;
+    }
+    if (interval <= p->giveUp) {
+      ++p;
+      continue;
+    }
+    ++misses_;
+    mispredictedBytes_ += bytesOf(g->second);
+    if (auto from = t.groups.find(p->from); from != t.groups.end())
+      for (auto& s : from->second.successors)
+        if (s.group == p->group) s.weight /= 2;
+    p = t.pending.erase(p);
+  }
+  if (auto last = t.groups.find(t.lastOnsetGroup); last != t.groups.end() && !last->second.successors.empty()) {
+    const auto& next = last->second.successors;
+    double total = 0;
+    for (const auto& s : next) total += s.weight;
+    const auto best = std::max_element(next.begin(), next.end(), [](const auto& a, const auto& b) { return a.weight < b.weight; });
+    const auto target = t.groups.find(best->group);
+    const uint64_t expected = t.lastOnset + static_cast<uint64_t>(std::llround(best->lagMean));
+    const auto spread = static_cast<uint64_t>(std::llround(2 * best->lagDev));
+    const bool already = std::any_of(t.pending.begin(), t.pending.end(), [&](const Pending& p) { return p.group == best->group; });
+    if (total > 0 && best->weight / total >= minConfidence_ && target != t.groups.end() && !target->second.active && !already &&
+        interval + horizon_ + spread >= expected && interval <= expected + spread) {
+      const uint64_t patience = std::max(kMinPatience, static_cast<uint64_t>(best->lagMean / 2)) + spread;
+      t.pending.push_back({best->group, expected, expected + patience, t.lastOnsetGroup});
+      ++predictionsMade_;
+      predictedBytes_ += bytesOf(target->second);
+    }
+  }
+  for (const Pending& p : t.pending) {
+    const Group& g = t.groups.at(p.group);
+    for (uint64_t c : g.members) {
+      if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) continue;  // hot already: the plan has it
+      if (!predictions_.empty() && predictions_.back().pid == pid && predictions_.back().end == c * kChunkBytes)
+        predictions_.back().end += kChunkBytes;
+      else
+        predictions_.push_back({pid, c * kChunkBytes, (c + 1) * kChunkBytes, g.hotness, g.confidence});
+    }
+  }
+}
+
+// Chunks not hot for a long time leave their groups; empty groups and links to them go.
+void PhasePredictor::forgetStale(Target& t, uint64_t interval) {
+  if (interval % 64 != 0) return;
+  for (auto it = t.chunks.begin(); it != t.chunks.end();) {
+    if (it->second.hot || interval - it->second.lastHot < kForgetAfter) {
+      ++it;
+      continue;
+    }
+    if (auto g = t.groups.find(it->second.group); g != t.groups.end()) {
+      auto& m = g->second.members;
+      m.erase(std::remove(m.begin(), m.end(), it->first), m.end());
+    }
+    it = t.chunks.erase(it);
+  }
+  for (auto it = t.groups.begin(); it != t.groups.end();) it = it->second.members.empty() ? t.groups.erase(it) : std::next(it);
+  for (auto& [id, g] : t.groups) std::erase_if(g.successors, [&](const Successor& s) { return t.groups.count(s.group) == 0; });
+  std::erase_if(t.pending, [&](const Pending& p) { return t.groups.count(p.group) == 0; });
+}
+
+PhasePredictor::Stats PhasePredictor::stats() const {
+  Stats s;
+  for (const auto& [pid, t] : targets_) {
+    s.groups += t.groups.size();
+    for (const auto& [id, g] : t.groups) {
+      s.transitions += g.successors.size();
+      s.activeGroups += g.active ? 1 : 0;
+    }
+  }
+  s.predictions = predictionsMade_;
+  s.hits = hits_;
+  s.misses = misses_;
+  s.predictedBytes = predictedBytes_;
+  s.mispredictedBytes = mispredictedBytes_;
+  return s;
+}
+
+size_t PhasePredictor::entries() const {
+  size_t n = 0;
+  for (const auto& [pid, t] : targets_) {
+    n += t.chunks.size() + t.pending.size();
+    for (const auto& [id, g] : t.groups) n += 1 + g.members.size() + g.successors.size();
+  }
+  return n;
+}
+
+}  // namespace mtm::policy

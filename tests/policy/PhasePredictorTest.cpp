@@ -1,0 +1,223 @@
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "mtm/policy/MtmPolicy.h"
+#include "mtm/policy/PhasePredictor.h"
+
+using namespace mtm;
+using namespace mtm::policy;
+
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+constexpr uint64_t kBase = 0x7f0000000000;
+constexpr int kPid = 7;
+constexpr uint64_t kGroupMiB = 32;
+
+config::Config predictOn() {
+  config::Config c;
+  c.profiler.intervalMs = 1000;
+  c.profiler.abitWindowMs = 0;
+  c.policy.cooldownS = 3;
+  c.policy.predict.mode = "on";
+  c.policy.predict.horizonS = 2;
+  return c;
+}
+
+// A workload of `groups` groups of 32 MiB, one hot at a time: region g is [g * 64 MiB, + 32 MiB).
+profiler::RegionInfo groupRegion(int g, double hotness, int tier) {
+  profiler::RegionInfo r;
+  r.pid = kPid;
+  r.start = kBase + uint64_t(g) * 2 * kGroupMiB * kMiB;
+  r.end = r.start + kGroupMiB * kMiB;
+  r.hotness = hotness;
+  r.confidence = 20;
+  r.node = r.tier = tier;
+  return r;
+}
+
+profiler::Snapshot phaseSnapshot(uint64_t interval, int hot, int groups) {
+  profiler::Snapshot s;
+  s.interval = interval;
+  for (int g = 0; g < groups; ++g) s.regions.push_back(groupRegion(g, g == hot ? 0.9 : 0.0, 1));
+  return s;
+}
+
+bool predicts(const PhasePredictor& p, int g) {
+  const auto r = groupRegion(g, 0, 1);
+  uint64_t covered = 0;
+  for (const auto& x : p.predictions())
+    if (x.pid == kPid && x.start < r.end && x.end > r.start) covered += std::min(x.end, r.end) - std::max(x.start, r.start);
+  return covered == r.end - r.start;
+}
+
+// Runs `sequence` of phases of `length` intervals through `p` from interval `*now`, and returns
+// for each phase whether its group was predicted by the interval before it began.
+std::vector<bool> run(PhasePredictor& p, const std::vector<int>& sequence, uint64_t length, uint64_t* now, int groups = 3) {
+  std::vector<bool> ahead;
+  for (int hot : sequence) {
+    bool predicted = false;
+    for (uint64_t i = 0; i < length; ++i, ++*now) {
+      if (i == 0) predicted = predicts(p, hot);  // what the last interval of the phase before left
+      p.observe(phaseSnapshot(*now, hot, groups));
+    }
+    ahead.push_back(predicted);
+  }
+  return ahead;
+}
+
+}  // namespace
+
+TEST_CASE("predictor: a cycle of phases is learned in one cycle and predicted from the second", "[policy][predict]") {
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  run(p, {0, 1, 2}, 10, &now);
+  CHECK(p.stats().groups == 2);  // A and B have cooled: C has not yet
+  CHECK(p.stats().transitions == 1);
+  // The second cycle: B and C are predicted before they begin (A's return closes the first).
+  const auto second = run(p, {0, 1, 2}, 10, &now);
+  CHECK(p.stats().groups == 3);
+  CHECK(p.stats().transitions == 3);
+  CHECK(second[1]);
+  CHECK(second[2]);
+  const auto third = run(p, {0, 1, 2, 0, 1, 2}, 10, &now);
+  for (bool ahead : third) CHECK(ahead);
+  const auto s = p.stats();
+  CHECK(s.hits >= 7);
+  CHECK(s.misses == 0);
+  CHECK(s.mispredictedBytes == 0);
+  CHECK(s.predictedBytes == s.predictions * kGroupMiB * kMiB);
+}
+
+TEST_CASE("predictor: phase lengths that vary by a fifth are still predicted", "[policy][predict]") {
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<uint64_t> length(8, 12);
+  for (int cycle = 0; cycle < 2; ++cycle)
+    for (int g : {0, 1, 2}) run(p, {g}, length(rng), &now);
+  int ahead = 0, phases = 0;
+  for (int cycle = 0; cycle < 4; ++cycle)
+    for (int g : {0, 1, 2}) {
+      ahead += run(p, {g}, length(rng), &now)[0] ? 1 : 0;
+      ++phases;
+    }
+  CHECK(ahead >= phases * 3 / 4);
+  CHECK(p.stats().mispredictedBytes <= p.stats().predictedBytes / 4);
+}
+
+TEST_CASE("predictor: a broken cycle is unlearned", "[policy][predict]") {
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  run(p, {0, 1, 2, 0, 1, 2, 0, 1, 2}, 10, &now);
+  REQUIRE(p.stats().misses == 0);
+  // Now A is followed by C, never B: the A->B prediction misses, loses its weight, and C takes over.
+  std::vector<bool> ahead;
+  for (int cycle = 0; cycle < 6; ++cycle) ahead = run(p, {0, 2, 1}, 10, &now);
+  CHECK(p.stats().misses >= 1);
+  CHECK(p.stats().mispredictedBytes >= kGroupMiB * kMiB);
+  CHECK(ahead[1]);  // C after A, predicted
+  CHECK(ahead[2]);  // B after C
+}
+
+TEST_CASE("predictor: no recurrence, no predictions", "[policy][predict]") {
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  // A hot set that slides on and never comes back (the sliding control of the benchmark).
+  std::vector<int> sliding;
+  for (int g = 0; g < 12; ++g) sliding.push_back(g);
+  const auto ahead = run(p, sliding, 10, &now, 12);
+  for (bool a : ahead) CHECK_FALSE(a);
+  CHECK(p.stats().predictions == 0);
+}
+
+TEST_CASE("predictor: memory stays bounded over 10,000 intervals of churn and 1,000 processes", "[policy][predict]") {
+  PredictorLimits limits;
+  limits.chunksPerTarget = 512;
+  limits.groupsPerTarget = 16;
+  limits.successorsPerGroup = 4;
+  PhasePredictor p(predictOn(), limits);
+  std::mt19937_64 rng(11);
+  std::vector<int> live;
+  int nextPid = 100;
+  size_t most = 0;
+  for (uint64_t interval = 0; interval < 10000; ++interval) {
+    profiler::Snapshot s;
+    s.interval = interval;
+    if (interval % 10 == 0) {  // a process comes, one goes
+      live.push_back(nextPid++);
+      if (live.size() > 8) {
+        s.exited.push_back(live.front());
+        live.erase(live.begin());
+      }
+    }
+    for (int pid : live)
+      for (int k = 0; k < 20; ++k) {  // random regions, sizes and hotness: nothing recurs
+        profiler::RegionInfo r;
+        r.pid = pid;
+        r.start = kBase + (rng() % (1 << 20)) * 4096;
+        r.end = r.start + (1 + rng() % 64) * 4096 * 64;
+        r.hotness = double(rng() % 100) / 100;
+        r.confidence = 5;
+        s.regions.push_back(r);
+      }
+    p.observe(s);
+    most = std::max(most, p.entries());
+  }
+  CHECK(nextPid - 100 == 1000);
+  // Per live target: chunks, and each chunk in at most one group, groups, successors, pending.
+  const size_t bound = 8 * (2 * limits.chunksPerTarget + limits.groupsPerTarget * (2 + limits.successorsPerGroup));
+  CHECK(most <= bound);
+  CHECK(most > 0);
+}
+
+TEST_CASE("predictive placement: the next phase's memory moves up before the phase begins", "[policy][predict]") {
+  MtmPolicy policy(predictOn());
+  config::TierMap tiers;
+  for (int i = 0; i < 2; ++i) {
+    config::Tier t;
+    t.index = i;
+    t.nodes = {i};
+    t.capacityBytes = t.totalBytes = 1024 * kMiB;
+    t.freeBytes = 512 * kMiB;
+    t.lowWatermark = 0.02;
+    t.highWatermark = 0.05;
+    tiers.tiers.push_back(t);
+  }
+  // Every group lives in tier 1 (the test does not move pages: it reads the plans).
+  auto plansFor = [&](uint64_t from, int hot, uint64_t length) {
+    std::vector<Plan> plans;
+    for (uint64_t i = 0; i < length; ++i) plans.push_back(policy.plan(phaseSnapshot(from + i, hot, 3), tiers));
+    return plans;
+  };
+  uint64_t now = 0;
+  for (int g : {0, 1, 2}) {
+    plansFor(now, g, 10);
+    now += 10;
+  }
+  // A's second phase is under way: B is predicted for interval 40, so its region is promoted in
+  // the last intervals before, while B is still cold.
+  const auto plans = plansFor(now, 0, 10);
+  const auto b = groupRegion(1, 0, 1);
+  bool promotedEarly = false;
+  for (const auto& plan : plans)
+    for (const auto& m : plan.moves)
+      for (const auto& r : m.ranges)
+        if (m.kind == MoveKind::Promotion && r.start < b.end && r.end > b.start) promotedEarly = true;
+  CHECK(promotedEarly);
+  CHECK(plans.back().prediction.predictions >= 1);
+  CHECK(plans.back().prediction.boostedBytes == kGroupMiB * kMiB);
+  // Off (the default), the same history promotes nothing early.
+  config::Config off = predictOn();
+  off.policy.predict.mode = "off";
+  MtmPolicy reactive(off);
+  bool early = false;
+  for (uint64_t i = 0; i < 40; ++i) {
+    const int hot = std::vector<int>{0, 1, 2, 0}[i / 10];
+    for (const auto& m : reactive.plan(phaseSnapshot(i, hot, 3), tiers).moves)
+      for (const auto& r : m.ranges)
+        if (i >= 30 && r.start < b.end && r.end > b.start) early = true;
+  }
+  CHECK_FALSE(early);
+}
