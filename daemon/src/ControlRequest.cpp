@@ -44,6 +44,38 @@ Result<ControlRequest> cxlNumbers(const std::vector<std::string_view>& words, st
   return r;
 }
 
+// A hex address, with or without 0x.
+Result<uint64_t> hexAddress(std::string_view w) {
+  if (w.size() > 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X')) w.remove_prefix(2);
+  return parseUnsigned(w, 16);
+}
+
+// hint-phase PID N, hint-group PID START-END...: the pid, then a phase number or hex ranges.
+Result<ControlRequest> hint(const std::vector<std::string_view>& words, ControlRequest r) {
+  const bool phase = r.verb == ControlRequest::Verb::HintPhase;
+  const char* usage = phase ? "hint-phase takes PID N (a phase number, 0 to 4294967295)"
+                            : "hint-group takes PID and 1 to 64 ranges START-END (hex addresses, START < END)";
+  if (words.size() < 3 || (phase && words.size() != 3) || (!phase && words.size() > 2 + kMaxHintRanges)) return Error(usage);
+  auto pid = pidOf({words[0], words[1]});
+  if (!pid) return std::move(pid).takeError();
+  r.pid = *pid;
+  if (phase) {
+    auto n = parseUnsigned(words[2]);
+    if (!n || *n > std::numeric_limits<uint32_t>::max()) return Error(jsonEscape(std::string(words[2].substr(0, 32))) + ": " + usage);
+    r.phase = static_cast<uint32_t>(*n);
+    return r;
+  }
+  for (size_t i = 2; i < words.size(); ++i) {
+    const std::string_view w = words[i];
+    const size_t dash = w.find('-');
+    auto start = dash == std::string_view::npos ? Result<uint64_t>(Error("")) : hexAddress(w.substr(0, dash));
+    auto end = dash == std::string_view::npos ? Result<uint64_t>(Error("")) : hexAddress(w.substr(dash + 1));
+    if (!start || !end || *start >= *end) return Error(jsonEscape(std::string(w.substr(0, 64))) + ": " + usage);
+    r.ranges.push_back({*start, *end});
+  }
+  return r;
+}
+
 }  // namespace
 
 Result<ControlRequest> parseControlRequest(std::string_view line) {
@@ -64,6 +96,10 @@ Result<ControlRequest> parseControlRequest(std::string_view line) {
     r.verb = verb == "attach" ? ControlRequest::Verb::Attach : ControlRequest::Verb::Detach;
     r.pid = *pid;
     return r;
+  }
+  if (verb == "hint-phase" || verb == "hint-group") {
+    r.verb = verb == "hint-phase" ? ControlRequest::Verb::HintPhase : ControlRequest::Verb::HintGroup;
+    return hint(words, r);
   }
   if (verb == "cxl-pool" && words.size() == 1) {
     r.verb = ControlRequest::Verb::CxlPool;

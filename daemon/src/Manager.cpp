@@ -135,6 +135,15 @@ bool Manager::detach(int pid) {
   return true;
 }
 
+Status Manager::hint(const policy::Hint& hint) {
+  if (!targets_.count(hint.pid))
+    return Error("pid " + std::to_string(hint.pid) + " is not managed (mtmctl attach it, or start it with mtmctl run)");
+  auto st = policy_->hint(hint);
+  if (st.ok())
+    MTM_INFO("hint pid={} {}={}", hint.pid, hint.phase ? "phase" : "group_ranges", hint.phase ? hint.number : hint.ranges.size());
+  return st;
+}
+
 void Manager::forget(int pid) {
   worker_.cancel(pid);
   profiler_->removeTarget(pid);

@@ -41,6 +41,19 @@ Reply handleRequest(Manager& manager, const ControlRequest& request, const Peer&
       manager.detach(pid);
       return "detached pid " + std::to_string(pid) + "\n";
     }
+    case ControlRequest::Verb::HintPhase:
+    case ControlRequest::Verb::HintGroup: {
+      auto owner = manager.ownerOf(pid);
+      if (!owner) return Error("pid " + std::to_string(pid) + " is not managed (mtmctl status lists the managed processes)");
+      if (peer.uid != 0 && *owner != peer.uid) return notAllowed(pid, *owner, peer);
+      const bool phase = request.verb == ControlRequest::Verb::HintPhase;
+      if (auto st = manager.hint({pid, phase, request.phase, request.ranges}); !st.ok()) return std::move(st).takeError();
+      if (phase) return "hint: pid " + std::to_string(pid) + " begins phase " + std::to_string(request.phase) + "\n";
+      uint64_t bytes = 0;
+      for (const auto& r : request.ranges) bytes += r.end - r.start;
+      return "hint: pid " + std::to_string(pid) + " uses " + std::to_string(request.ranges.size()) + " range(s), " +
+             std::to_string(bytes >> 20) + " MiB, together\n";
+    }
     case ControlRequest::Verb::CxlPool:
     case ControlRequest::Verb::CxlAlloc:
     case ControlRequest::Verb::CxlFree:

@@ -58,6 +58,11 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
   return plan;
 }
 
+Status MtmPolicy::hint(const Hint& hint) {
+  if (!predictor_) return Error("hints feed predictive placement, which is off: set policy.predict.mode: on");
+  return predictor_->hint(hint);
+}
+
 // A THP split here is collapsed again once the regions over it are 4 KiB-mapped and agree: one
 // node, and hotness within thp_collapse_skew of each other -- its access has evened out. One whose process is
 // gone, or that no region covers any more, is forgotten.

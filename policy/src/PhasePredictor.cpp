@@ -11,6 +11,9 @@ constexpr double kJoinOverlap = 0.5;     // of the smaller of cohort and group
 constexpr uint64_t kForgetAfter = 4096;  // intervals without being hot
 constexpr double kLagSmoothing = 4;      // running mean over about this many onsets
 constexpr uint64_t kMinPatience = 2;     // intervals a prediction waits past its expected onset
+constexpr uint64_t kHintPatience = 8;    // ... and a hinted phase's groups: the checks find them piecemeal
+// A hinted group never seen hot yet is predicted this far from hot_threshold to 1, with this confidence.
+constexpr double kHintedLift = 0.5, kHintedConfidence = 8;
 
 }  // namespace
 
@@ -21,6 +24,7 @@ PhasePredictor::PhasePredictor(const config::Config& config, Limits limits)
       limits_(limits) {}
 
 void PhasePredictor::observe(const profiler::Snapshot& snap) {
+  now_ = snap.interval;
   for (int pid : snap.exited) targets_.erase(pid);
   std::map<int, std::vector<const profiler::RegionInfo*>> byPid;
   for (const auto& r : snap.regions) byPid[r.pid].push_back(&r);
@@ -172,6 +176,60 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
     }
   t.lastOnsetGroup = group;
   t.lastOnset = interval;
+  if (t.hintedPhase >= 0) {
+    auto& groups = t.phaseGroups[static_cast<uint32_t>(t.hintedPhase)];
+    if (groups.size() < limits_.groupsPerHintedPhase && std::find(groups.begin(), groups.end(), group) == groups.end())
+      groups.push_back(group);
+  }
+}
+
+void PhasePredictor::expect(Target& t, uint32_t group, uint64_t expected, uint64_t patience, uint32_t from) {
+  const auto g = t.groups.find(group);
+  if (g == t.groups.end() || g->second.active) return;
+  if (std::any_of(t.pending.begin(), t.pending.end(), [&](const Pending& p) { return p.group == group; })) return;
+  t.pending.push_back({group, expected, expected + patience, from});
+  ++predictionsMade_;
+  predictedBytes_ += bytesOf(g->second);
+}
+
+Status PhasePredictor::hint(const Hint& h) {
+  Target& t = targets_[h.pid];
+  const uint64_t next = now_ + 1;
+  if (h.phase) {
+    if (t.phaseGroups.size() >= limits_.hintedPhasesPerTarget && !t.phaseGroups.count(h.number)) t.phaseGroups.erase(t.phaseGroups.begin());
+    t.hintedPhase = h.number;
+    for (uint32_t g : t.phaseGroups[h.number]) expect(t, g, next, std::max(kHintPatience, horizon_), 0);
+    return {};
+  }
+  std::vector<uint64_t> chunks;
+  for (const auto& r : h.ranges)
+    for (uint64_t c = r.start / kChunkBytes; c * kChunkBytes < r.end; ++c) {
+      if (chunks.size() > limits_.chunksPerTarget)
+        return Error("the ranges span more than " + std::to_string(limits_.chunksPerTarget) + " chunks of 2 MiB, all a process may have");
+      chunks.push_back(c);
+    }
+  std::sort(chunks.begin(), chunks.end());
+  chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+  size_t fresh = 0;
+  for (uint64_t c : chunks) fresh += t.chunks.count(c) ? 0 : 1;
+  if (t.chunks.size() + fresh > limits_.chunksPerTarget)
+    return Error("the ranges add " + std::to_string(fresh) + " chunks of 2 MiB to the " + std::to_string(t.chunks.size()) +
+                 " followed for this process; at most " + std::to_string(limits_.chunksPerTarget) + " are");
+  if (t.groups.size() >= limits_.groupsPerTarget)
+    return Error("this process has " + std::to_string(t.groups.size()) + " groups, the most it may");
+  const uint32_t id = t.nextGroup++;
+  Group& g = t.groups[id];
+  g.lastActive = next;
+  g.hotness = std::min(1.0, hotThreshold_ + kHintedLift * (1 - hotThreshold_));
+  g.confidence = kHintedConfidence;
+  for (uint64_t c : chunks) {
+    Chunk& chunk = t.chunks[c];
+    if (chunk.group != 0 && chunk.group != id)
+      if (auto old = t.groups.find(chunk.group); old != t.groups.end()) std::erase(old->second.members, c);
+    chunk.group = id;
+  }
+  g.members = std::move(chunks);
+  return {};
 }
 
 void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
@@ -202,14 +260,9 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
     const auto target = t.groups.find(best->group);
     const uint64_t expected = t.lastOnset + static_cast<uint64_t>(std::llround(best->lagMean));
     const auto spread = static_cast<uint64_t>(std::llround(2 * best->lagDev));
-    const bool already = std::any_of(t.pending.begin(), t.pending.end(), [&](const Pending& p) { return p.group == best->group; });
-    if (total > 0 && best->weight / total >= minConfidence_ && target != t.groups.end() && !target->second.active && !already &&
-        interval + horizon_ + spread >= expected && interval <= expected + spread) {
-      const uint64_t patience = std::max(kMinPatience, static_cast<uint64_t>(best->lagMean / 2)) + spread;
-      t.pending.push_back({best->group, expected, expected + patience, t.lastOnsetGroup});
-      ++predictionsMade_;
-      predictedBytes_ += bytesOf(target->second);
-    }
+    if (total > 0 && best->weight / total >= minConfidence_ && target != t.groups.end() && interval + horizon_ + spread >= expected &&
+        interval <= expected + spread)
+      expect(t, best->group, expected, std::max(kMinPatience, static_cast<uint64_t>(best->lagMean / 2)) + spread, t.lastOnsetGroup);
   }
   for (const Pending& p : t.pending) {
     const Group& g = t.groups.at(p.group);
@@ -240,6 +293,7 @@ void PhasePredictor::forgetStale(Target& t, uint64_t interval) {
   for (auto it = t.groups.begin(); it != t.groups.end();) it = it->second.members.empty() ? t.groups.erase(it) : std::next(it);
   for (auto& [id, g] : t.groups) std::erase_if(g.successors, [&](const Successor& s) { return t.groups.count(s.group) == 0; });
   std::erase_if(t.pending, [&](const Pending& p) { return t.groups.count(p.group) == 0; });
+  for (auto& [phase, groups] : t.phaseGroups) std::erase_if(groups, [&](uint32_t g) { return t.groups.count(g) == 0; });
 }
 
 PhasePredictor::Stats PhasePredictor::stats() const {
@@ -263,6 +317,7 @@ size_t PhasePredictor::entries() const {
   size_t n = 0;
   for (const auto& [pid, t] : targets_) {
     n += t.chunks.size() + t.pending.size();
+    for (const auto& [phase, groups] : t.phaseGroups) n += 1 + groups.size();
     for (const auto& [id, g] : t.groups) n += 1 + g.members.size() + g.successors.size();
   }
   return n;

@@ -534,3 +534,47 @@ TEST_CASE("mtmctl attach, detach and top speak JSON when asked -- a refused requ
   CHECK(again.out == "{\"error\":\"pid " + pid + " is not managed (mtmctl status lists the managed processes)\"}\n");
   CHECK(again.err == "mtmctl: pid " + pid + " is not managed (mtmctl status lists the managed processes)\n");
 }
+
+TEST_CASE("a program hints through mtm/hint.h and mtmctl hint -- hints need predictive placement and the process's owner",
+          "[daemon][host]") {
+  MTM_REQUIRE_ROOT();
+  Daemon d("policy:\n  predict:\n    mode: on\n");
+  ChildProcess program({bin("mtm-test-hint"), d.socket()}, d.dir.path() + "/hint.log");
+  REQUIRE(program.waitForLog("ready"));
+  const std::string programPid = std::to_string(program.pid());
+  REQUIRE(d.ctl({"attach", programPid}).exitCode == 0);
+  CHECK(program.wait() == 0);
+  const std::string log = program.log();
+  CHECK(log.find("phase ok") != std::string::npos);
+  CHECK(log.find("group ok") != std::string::npos);
+  CHECK(log.find("empty refused: mtm_hint_group takes 1 to 64 ranges, not 0") != std::string::npos);
+  CHECK(d.process->log().find("hint pid=" + programPid + " group_ranges=1") != std::string::npos);
+  // mtmctl hint: a managed process, then one that is not.
+  ChildProcess sleeper({"/bin/sleep", "30"}, d.dir.path() + "/sleep.log");
+  const std::string pid = std::to_string(sleeper.pid());
+  REQUIRE(d.ctl({"attach", pid}).exitCode == 0);
+  auto phase = d.ctl({"hint", "phase", pid, "7"});
+  CHECK(phase.exitCode == 0);
+  CHECK(phase.out == "hint: pid " + pid + " begins phase 7\n");
+  auto group = d.ctl({"hint", "group", pid, "7f0000000000-7f0000400000"});
+  CHECK(group.exitCode == 0);
+  CHECK(group.out == "hint: pid " + pid + " uses 1 range(s), 4 MiB, together\n");
+  auto bad = d.ctl({"hint", "group", pid, "7f0000400000-7f0000000000"});
+  CHECK(bad.exitCode == 1);
+  CHECK(bad.err.find("\"7f0000400000-7f0000000000\": hint-group takes PID and 1 to 64 ranges") != std::string::npos);
+  // Another user may not hint root's process (SO_PEERCRED).
+  ChildProcess nobody({bin("mtmctl"), "--config", d.config, "hint", "phase", pid, "1"}, d.dir.path() + "/nobody.err", kNobody);
+  CHECK(nobody.wait() == 1);
+  CHECK(mtm::test::readFile(d.dir.path() + "/nobody.err").find("permission denied: pid " + pid + " belongs to uid 0") != std::string::npos);
+  REQUIRE(d.ctl({"detach", pid}).exitCode == 0);
+  auto unmanaged = d.ctl({"hint", "phase", pid, "7"});
+  CHECK(unmanaged.exitCode == 1);
+  CHECK(unmanaged.err.find("pid " + pid + " is not managed") != std::string::npos);
+  // Without predictive placement there is nothing to hint.
+  Daemon off;
+  REQUIRE(off.ctl({"attach", pid}).exitCode == 0);
+  auto refused = off.ctl({"hint", "phase", pid, "1"});
+  CHECK(refused.exitCode == 1);
+  CHECK(refused.err.find("hints feed predictive placement, which is off: set policy.predict.mode: on") != std::string::npos);
+  sleeper.signal(SIGKILL);
+}

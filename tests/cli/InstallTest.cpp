@@ -35,6 +35,7 @@ TEST_CASE("cmake --install puts mtmd, mtmctl, the unit and the config in place a
   CHECK(std::filesystem::exists(root + "/usr/local/sbin/mtmd"));
   CHECK(std::filesystem::exists(root + "/usr/local/bin/mtmctl"));
   CHECK(std::filesystem::exists(root + "/usr/local/include/cxlccl.h"));
+  CHECK(std::filesystem::exists(root + "/usr/local/include/mtm/hint.h"));
   CHECK(std::filesystem::exists(root + "/usr/local/bin/cxlccl-pool"));
   // GNUInstallDirs: /usr/local's config is in /usr/local/etc; systemd reads /usr/local/lib/systemd/system.
   const std::string config = "/usr/local/etc/mtm/mtm.yaml";

@@ -9,7 +9,7 @@
 using mtm::daemon::ControlRequest;
 using mtm::daemon::parseControlRequest;
 
-TEST_CASE("control requests: the four forms parse, with any whitespace around their words", "[daemon]") {
+TEST_CASE("control requests: every form parses, with any whitespace around their words", "[daemon]") {
   auto ping = parseControlRequest("ping\n");
   REQUIRE(ping.ok());
   CHECK(ping->verb == ControlRequest::Verb::Ping);
@@ -32,6 +32,17 @@ TEST_CASE("control requests: the four forms parse, with any whitespace around th
   REQUIRE(release.ok());
   CHECK(release->verb == ControlRequest::Verb::CxlFree);
   CHECK(release->numbers == std::array<uint64_t, 4>{1, 2, 4194304, 3});
+  auto phase = parseControlRequest("hint-phase 42 4294967295\n");
+  REQUIRE(phase.ok());
+  CHECK(phase->verb == ControlRequest::Verb::HintPhase);
+  CHECK(phase->pid == 42);
+  CHECK(phase->phase == 4294967295u);
+  auto group = parseControlRequest("hint-group 42 7f0000000000-7f0000200000 0x7f1000000000-0X7F1000001000");
+  REQUIRE(group.ok());
+  CHECK(group->verb == ControlRequest::Verb::HintGroup);
+  REQUIRE(group->ranges.size() == 2);
+  CHECK(group->ranges[0].start == 0x7f0000000000);
+  CHECK(group->ranges[1].end == 0x7f1000001000);
 }
 
 TEST_CASE("control requests: anything else is refused with what was expected", "[daemon]") {
@@ -40,7 +51,8 @@ TEST_CASE("control requests: anything else is refused with what was expected", "
     REQUIRE_FALSE(r.ok());
     return r.error().message();
   };
-  const std::string usage = "(expected one of: attach PID, detach PID, status text|json, ping)";
+  const std::string usage =
+      "(expected one of: attach PID, detach PID, status text|json, ping, hint-phase PID N, hint-group PID START-END...)";
   CHECK(error("") == "empty request " + usage);
   CHECK(error(" \n") == "empty request " + usage);
   CHECK(error("ping 1") == "unknown request \"ping 1\" " + usage);
@@ -52,6 +64,18 @@ TEST_CASE("control requests: anything else is refused with what was expected", "
   CHECK(error("attach 0x10") == "\"0x10\" is not a pid");
   CHECK(error(std::string("attach \x1b[2J", 11)) == "\"\\u001b[2J\" is not a pid");
   CHECK(error(std::string("\0ping", 5)) == "unknown request \"\\u0000ping\" " + usage);
+  const std::string phaseUsage = "hint-phase takes PID N (a phase number, 0 to 4294967295)";
+  const std::string groupUsage = "hint-group takes PID and 1 to 64 ranges START-END (hex addresses, START < END)";
+  CHECK(error("hint-phase 42") == phaseUsage);
+  CHECK(error("hint-phase 42 4294967296") == "\"4294967296\": " + phaseUsage);
+  CHECK(error("hint-phase 0 1") == "\"0\" is not a pid");
+  CHECK(error("hint-group 42") == groupUsage);
+  CHECK(error("hint-group 42 2000-1000") == "\"2000-1000\": " + groupUsage);
+  CHECK(error("hint-group 42 1000") == "\"1000\": " + groupUsage);
+  CHECK(error("hint-group 42 0x-1000") == "\"0x-1000\": " + groupUsage);
+  std::string tooMany = "hint-group 42";
+  for (int i = 0; i < 65; ++i) tooMany += " 1000-2000";
+  CHECK(error(tooMany) == groupUsage);
   const std::string cxlUsage = "(expected cxl-pool, cxl-alloc NONCEHI NONCELO BYTES NRANKS or cxl-free NONCEHI NONCELO OFFSET GENERATION)";
   CHECK(error("cxl-alloc ff 1a 2097152 65") == "cxl-alloc: nranks 65 is not 0..64 (0: a buffer)");
   CHECK(error("cxl-alloc xx 1a 2097152 2") == "bad request \"cxl-alloc xx 1a 2097152 2\" " + cxlUsage);

@@ -221,3 +221,30 @@ TEST_CASE("predictive placement: the next phase's memory moves up before the pha
   }
   CHECK_FALSE(early);
 }
+
+TEST_CASE("predictor: hints found a group and predict a hinted phase's groups at once", "[policy][predict]") {
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  // A, B, then the process says "phase 5" as D begins: D's onset is filed under phase 5.
+  run(p, {0, 1}, 10, &now, 4);
+  REQUIRE(p.hint({kPid, true, 5, {}}).ok());
+  run(p, {3, 0}, 10, &now, 4);
+  // A is hot again; what follows A is B, so D is not predicted -- until "phase 5 begins".
+  run(p, {0}, 3, &now, 4);
+  CHECK_FALSE(predicts(p, 3));
+  REQUIRE(p.hint({kPid, true, 5, {}}).ok());
+  p.observe(phaseSnapshot(now++, 0, 4));
+  CHECK(predicts(p, 3));
+  // A group hint: the ranges are one group from now on, before any of it was seen hot.
+  const auto d = groupRegion(7, 0, 1);
+  const size_t before = p.stats().groups;
+  REQUIRE(p.hint({kPid, false, 0, {{d.start, d.end}}}).ok());
+  CHECK(p.stats().groups == before + 1);
+  // Bounds: a group hint larger than a process may have is refused, saying so.
+  PredictorLimits small;
+  small.chunksPerTarget = 8;
+  PhasePredictor q(predictOn(), small);
+  auto refused = q.hint({kPid, false, 0, {{d.start, d.start + 64 * kMiB}}});
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message().find("chunks of 2 MiB") != std::string::npos);
+}

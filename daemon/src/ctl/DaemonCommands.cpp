@@ -1,4 +1,4 @@
-// mtmctl attach, detach, status and top: requests to the running mtmd over its control socket.
+// mtmctl attach, detach, status, top and hint: requests to the running mtmd over its control socket.
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,7 +18,9 @@ struct DaemonOptions {
   int pid = 0;
   std::string format = "text";
   double refresh = 1;
-  int count = 0;  // top: refreshes before exiting (0: until interrupted)
+  int count = 0;                    // top: refreshes before exiting (0: until interrupted)
+  uint32_t phase = 0;               // hint phase
+  std::vector<std::string> ranges;  // hint group: START-END, hex
 };
 
 Result<std::string> socketPath(const Global& global, const DaemonOptions& o) {
@@ -115,6 +117,32 @@ void addDaemonCommands(CLI::App& parent, const Global& global, Commands& out) {
   top->add_option("-f,--format", o->format, "text, or json: one status object a line per refresh")->check(CLI::IsMember({"text", "json"}));
   socketOption(top);
   out.push_back({top, [&global, o] { return runTop(global, *o); }});
+
+  auto* hint = parent.add_subcommand("hint", "Tell mtmd what a process is about to do (predictive placement: policy.predict.mode on)");
+  hint->require_subcommand(1);
+  hint->footer(
+      "Examples:\n"
+      "  mtmctl hint phase 4242 3                      pid 4242 begins its phase 3 now\n"
+      "  mtmctl hint group 4242 7f1200000000-7f1240000000 7f1300000000-7f1310000000\n"
+      "                                                 these ranges are used together\n"
+      "Programs can say the same through the C header mtm/hint.h.");
+  auto* phase = hint->add_subcommand("phase", "PID begins phase N now: what its phase N used last time moves up at once");
+  phase->add_option("PID", o->pid, "Process id (yours, or any as root)")->required()->check(pidValidator());
+  phase->add_option("N", o->phase, "The phase's number, the program's own (0 to 4294967295)")
+      ->required()
+      ->check(wholeNumberValidator(0, UINT32_MAX, "a phase number"));
+  socketOption(phase);
+  out.push_back(
+      {phase, [&global, o] { return print(ask(global, *o, "hint-phase " + std::to_string(o->pid) + " " + std::to_string(o->phase))); }});
+  auto* group = hint->add_subcommand("group", "PID uses these address ranges together: they move up together when predicted");
+  group->add_option("PID", o->pid, "Process id (yours, or any as root)")->required()->check(pidValidator());
+  group->add_option("RANGE", o->ranges, "START-END, hex addresses (0x optional), at most 64")->required();
+  socketOption(group);
+  out.push_back({group, [&global, o] {
+                   std::string request = "hint-group " + std::to_string(o->pid);
+                   for (const auto& r : o->ranges) request += " " + r;
+                   return print(ask(global, *o, request));
+                 }});
 }
 
 }  // namespace mtm::daemon::ctl

@@ -83,6 +83,8 @@ class Manager {
   Status attach(int pid, const std::string& origin);
   // Stops managing it; false when it was not managed. It is not re-attached from the config.
   bool detach(int pid);
+  // Passes a managed process's hint to the policy (predictive placement); errors say why not.
+  Status hint(const policy::Hint& hint);
   bool manages(int pid) const { return targets_.count(pid) > 0; }
   std::optional<uid_t> ownerOf(int pid) const;
 

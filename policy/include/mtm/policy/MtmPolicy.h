@@ -26,6 +26,7 @@ class MtmPolicy final : public Policy {
  public:
   explicit MtmPolicy(const config::Config& config);
   Plan plan(const profiler::Snapshot& snapshot, const config::TierMap& tiers) override;
+  Status hint(const Hint& hint) override;
   const MoveMemory& memory() const { return memory_; }
 
   // Move records kept: at most this many per live region, plus a little.

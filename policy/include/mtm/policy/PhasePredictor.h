@@ -20,15 +20,20 @@
 //   horizon_s away, its chunks are predicted hot, with the hotness and confidence the group last
 //   showed, until it becomes active (a hit) or its expected onset is half a lag and twice the
 //   deviation past (a miss: its bytes count as mispredicted and the transition's weight halves).
-// Memory is bounded: chunks, groups and successors per target have caps, and a target's state
-// goes when it exits.
+// - Hints (mtmctl hint, mtm/hint.h): "these ranges are used together" founds a group of their
+//   chunks at once; "phase N begins" predicts at once the groups whose onsets fell in phase N
+//   last time, and the onsets that follow are filed under N.
+// Memory is bounded: chunks, groups, successors and hinted phases per target have caps, and a
+// target's state goes when it exits.
 
 #include <cstdint>
 #include <map>
 #include <unordered_map>
 #include <vector>
 
+#include "mtm/Result.h"
 #include "mtm/config/Config.h"
+#include "mtm/policy/Policy.h"
 #include "mtm/profiler/Snapshot.h"
 
 namespace mtm::policy {
@@ -37,6 +42,8 @@ struct PredictorLimits {
   size_t chunksPerTarget = 1 << 16;  // 128 GiB of memory that was ever hot
   size_t groupsPerTarget = 256;
   size_t successorsPerGroup = 8;
+  size_t hintedPhasesPerTarget = 256;
+  size_t groupsPerHintedPhase = 32;
 };
 
 class PhasePredictor {
@@ -64,6 +71,8 @@ class PhasePredictor {
 
   // Learns from one interval's snapshot and updates the predictions.
   void observe(const profiler::Snapshot& snapshot);
+  // Takes a process's hint (applied from the next interval on); errors say what was wrong.
+  Status hint(const Hint& hint);
   // Chunk runs to treat as hot in this interval's plan.
   const std::vector<Prediction>& predictions() const { return predictions_; }
   Stats stats() const;
@@ -97,6 +106,8 @@ class PhasePredictor {
   };
   struct Target {
     std::unordered_map<uint64_t, Chunk> chunks;
+    int64_t hintedPhase = -1;                               // the phase the process said it is in
+    std::map<uint32_t, std::vector<uint32_t>> phaseGroups;  // hinted phase -> groups whose onset fell in it
     std::map<uint32_t, Group> groups;
     uint32_t nextGroup = 1;
     uint32_t lastOnsetGroup = 0;
@@ -115,6 +126,8 @@ class PhasePredictor {
   void predict(int pid, Target& t, uint64_t interval);
   void forgetStale(Target& t, uint64_t interval);
   uint64_t bytesOf(const Group& g) const { return g.members.size() * kChunkBytes; }
+  // A prediction of `group` from now until `patience` intervals past `expected`.
+  void expect(Target& t, uint32_t group, uint64_t expected, uint64_t patience, uint32_t from);
 
   const double hotThreshold_;
   const double minConfidence_;
@@ -122,6 +135,7 @@ class PhasePredictor {
   const Limits limits_;
   std::map<int, Target> targets_;
   std::vector<Prediction> predictions_;
+  uint64_t now_ = 0;  // the interval being observed, or next
   uint64_t predictionsMade_ = 0, hits_ = 0, misses_ = 0, predictedBytes_ = 0, mispredictedBytes_ = 0;
 };
 

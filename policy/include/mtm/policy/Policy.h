@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mtm/MoveRequest.h"
+#include "mtm/Result.h"
 #include "mtm/config/Config.h"
 #include "mtm/config/TierMap.h"
 #include "mtm/profiler/Snapshot.h"
@@ -54,6 +55,15 @@ struct Plan {
   PredictionReport prediction;
 };
 
+// What a process told mtmd about itself (mtmctl hint, mtm/hint.h): "phase N begins now", or
+// "these ranges are used together".
+struct Hint {
+  int pid = 0;
+  bool phase = true;  // else a group
+  uint32_t number = 0;
+  std::vector<AddressRange> ranges;
+};
+
 class Policy {
  public:
   static constexpr std::string_view kRole = "policy";
@@ -62,6 +72,8 @@ class Policy {
   };
   virtual ~Policy() = default;
   virtual Plan plan(const profiler::Snapshot& snapshot, const config::TierMap& tiers) = 0;
+  // Takes a hint, or says why not (a policy that does not predict takes none).
+  virtual Status hint(const Hint& hint);
 };
 
 }  // namespace mtm::policy
