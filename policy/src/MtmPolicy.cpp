@@ -12,23 +12,35 @@ namespace {
 constexpr uint64_t kPage = kPageSize;
 constexpr uint64_t kThp = kThpSize;
 
+// The bytes of r that `runs` cover, and the highest hotness and confidence among them.
+uint64_t covered(const profiler::RegionInfo& r, const std::vector<PhasePredictor::Prediction>& runs, double* hotness = nullptr,
+                 double* confidence = nullptr) {
+  uint64_t bytes = 0;
+  for (const auto& p : runs) {  // chunk runs, few: a group's, per pending prediction
+    if (p.pid != r.pid || p.end <= r.start || p.start >= r.end) continue;
+    bytes += std::min(p.end, r.end) - std::max(p.start, r.start);
+    if (hotness) *hotness = std::max(*hotness, p.hotness);
+    if (confidence) *confidence = std::max(*confidence, p.confidence);
+  }
+  return bytes;
+}
+
 // Regions that predictions cover by half or more take the hotness and confidence their group
-// showed when last hot, where that is more than their own; returns the bytes so raised.
-uint64_t raisePredicted(profiler::Snapshot& snap, const std::vector<PhasePredictor::Prediction>& predictions) {
+// showed when last hot, where that is more than their own; returns the bytes so raised. Regions
+// that cooling predictions cover by half rank as cold (at most `cold`): the room the predicted
+// group needs may come from them.
+uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predictor, double cold) {
   uint64_t raised = 0;
   for (auto& r : snap.regions) {
-    uint64_t covered = 0;
+    const uint64_t half = (r.end - r.start + 1) / 2;
     double hotness = 0, confidence = 0;
-    for (const auto& p : predictions) {  // chunk runs, few: a group's, per pending prediction
-      if (p.pid != r.pid || p.end <= r.start || p.start >= r.end) continue;
-      covered += std::min(p.end, r.end) - std::max(p.start, r.start);
-      hotness = std::max(hotness, p.hotness);
-      confidence = std::max(confidence, p.confidence);
+    if (covered(r, predictor.predictions(), &hotness, &confidence) >= half && hotness > r.hotness) {
+      r.hotness = hotness;
+      r.confidence = std::max(r.confidence, confidence);
+      raised += r.end - r.start;
+    } else if (covered(r, predictor.coolings()) >= half) {
+      r.hotness = std::min(r.hotness, cold);
     }
-    if (covered * 2 < r.end - r.start || hotness <= r.hotness) continue;
-    r.hotness = hotness;
-    r.confidence = std::max(r.confidence, confidence);
-    raised += r.end - r.start;
   }
   return raised;
 }
@@ -49,7 +61,7 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
   }
   predictor_->observe(snap);
   profiler::Snapshot raised = snap;
-  const uint64_t raisedBytes = raisePredicted(raised, predictor_->predictions());
+  const uint64_t raisedBytes = applyPredictions(raised, *predictor_, config_.policy.coldThreshold);
   Plan plan = Planner(config_, raised, tiers, memory_, splitThps_).run();
   planCollapses(snap, plan);
   const auto s = predictor_->stats();

@@ -15,6 +15,15 @@ constexpr uint64_t kHintPatience = 8;    // ... and a hinted phase's groups: the
 // A hinted group never seen hot yet is predicted this far from hot_threshold to 1, with this confidence.
 constexpr double kHintedLift = 0.5, kHintedConfidence = 8;
 
+// Adds chunk c to `runs`, joining the last run when it ends where c begins.
+void appendRun(std::vector<PhasePredictor::Prediction>& runs, int pid, uint64_t c, double hotness, double confidence) {
+  constexpr uint64_t kChunk = PhasePredictor::kChunkBytes;
+  if (!runs.empty() && runs.back().pid == pid && runs.back().end == c * kChunk)
+    runs.back().end += kChunk;
+  else
+    runs.push_back({pid, c * kChunk, (c + 1) * kChunk, hotness, confidence});
+}
+
 }  // namespace
 
 PhasePredictor::PhasePredictor(const config::Config& config, Limits limits)
@@ -29,6 +38,7 @@ void PhasePredictor::observe(const profiler::Snapshot& snap) {
   std::map<int, std::vector<const profiler::RegionInfo*>> byPid;
   for (const auto& r : snap.regions) byPid[r.pid].push_back(&r);
   predictions_.clear();
+  coolings_.clear();
   for (auto& [pid, regions] : byPid) {
     auto [it, added] = targets_.try_emplace(pid);
     observeTarget(pid, it->second, regions, snap.interval);
@@ -134,6 +144,11 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
   group.hotness = hotness / double(cohort.size());
   group.confidence = confidence / double(cohort.size());
   if (founded) onset(t, best, since);
+  // The episode that ended: from the group's onset (just learned, for a founded one) to now.
+  if (group.onset <= interval && (founded || group.lastActive + 1 >= interval)) {
+    group.durations = std::min(group.durations + 1, kLagSmoothing);
+    group.duration += (double(interval - group.onset) - group.duration) / group.durations;
+  }
 }
 
 // A group is active while half its chunks are hot; becoming active is its onset.
@@ -150,6 +165,7 @@ void PhasePredictor::updateActivity(Target& t, uint64_t interval) {
 }
 
 void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
+  if (auto g = t.groups.find(group); g != t.groups.end()) g->second.onset = interval;
   if (t.lastOnsetGroup != 0 && interval < t.lastOnset) return;  // older than what is known
   if (t.lastOnsetGroup != 0 && t.lastOnsetGroup != group && interval > t.lastOnset)
     if (auto prev = t.groups.find(t.lastOnsetGroup); prev != t.groups.end()) {
@@ -265,13 +281,15 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
       expect(t, best->group, expected, std::max(kMinPatience, static_cast<uint64_t>(best->lagMean / 2)) + spread, t.lastOnsetGroup);
   }
   for (const Pending& p : t.pending) {
+    // The group before it ends by then, as its episodes usually do: predicted to cool.
+    if (auto from = t.groups.find(p.from); from != t.groups.end() && from->second.active && from->second.durations > 0 &&
+                                           double(from->second.onset) + from->second.duration <= double(p.giveUp))
+      for (uint64_t c : from->second.members)
+        if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) appendRun(coolings_, pid, c, 0, 0);
     const Group& g = t.groups.at(p.group);
     for (uint64_t c : g.members) {
       if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) continue;  // hot already: the plan has it
-      if (!predictions_.empty() && predictions_.back().pid == pid && predictions_.back().end == c * kChunkBytes)
-        predictions_.back().end += kChunkBytes;
-      else
-        predictions_.push_back({pid, c * kChunkBytes, (c + 1) * kChunkBytes, g.hotness, g.confidence});
+      appendRun(predictions_, pid, c, g.hotness, g.confidence);
     }
   }
 }

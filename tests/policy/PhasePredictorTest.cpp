@@ -248,3 +248,53 @@ TEST_CASE("predictor: hints found a group and predict a hinted phase's groups at
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().message().find("chunks of 2 MiB") != std::string::npos);
 }
+
+TEST_CASE("predictive placement: with room for one phase, the next phase's memory takes the ending one's place in time",
+          "[policy][predict]") {
+  // Tier 0 has room for one 32 MiB group: the predicted one can only come as the current one goes.
+  // Phases of 10 s: a move back after 10 s is not churn here (pingpong_window_s under a phase).
+  auto world = [](config::Config cfg) {
+    cfg.policy.pingPongWindowS = 5;
+    MtmPolicy policy(cfg);
+    std::vector<int> tierOf(3, 1);
+    std::vector<bool> readyAtStart;  // per phase: its group in tier 0 when the phase began
+    uint64_t now = 0;
+    for (int cycle = 0; cycle < 4; ++cycle)
+      for (int hot = 0; hot < 3; ++hot)
+        for (uint64_t i = 0; i < 10; ++i, ++now) {
+          if (i == 0) readyAtStart.push_back(tierOf[hot] == 0);
+          config::TierMap tiers;
+          int inTop = 0;
+          for (int t : tierOf) inTop += t == 0 ? 1 : 0;
+          for (int k = 0; k < 2; ++k) {
+            config::Tier t;
+            t.index = k;
+            t.nodes = {k};
+            t.capacityBytes = t.totalBytes = 1024 * kMiB;
+            t.freeBytes = (k == 0 ? 60 - 32 * inTop : 512) * kMiB;
+            t.lowWatermark = 0.02;
+            t.highWatermark = 0.05;
+            tiers.tiers.push_back(t);
+          }
+          profiler::Snapshot s;
+          s.interval = now;
+          for (int g = 0; g < 3; ++g) s.regions.push_back(groupRegion(g, g == hot ? 0.9 : 0.0, tierOf[g]));
+          for (const auto& m : policy.plan(s, tiers).moves)  // the mover, done at once
+            for (int g = 0; g < 3; ++g) {
+              const auto r = groupRegion(g, 0, 0);
+              for (const auto& range : m.ranges)
+                if (range.start < r.end && range.end > r.start) tierOf[g] = m.toNode;
+            }
+        }
+    return readyAtStart;
+  };
+  config::Config off = predictOn();
+  off.policy.predict.mode = "off";
+  const auto reactive = world(off), predictive = world(predictOn());
+  // From the second cycle's second phase on, every phase finds its memory on top; reactively, none.
+  for (size_t phase = 4; phase < predictive.size(); ++phase) {
+    INFO("phase " << phase);
+    CHECK(predictive[phase]);
+    CHECK_FALSE(reactive[phase]);
+  }
+}

@@ -20,6 +20,8 @@
 //   horizon_s away, its chunks are predicted hot, with the hotness and confidence the group last
 //   showed, until it becomes active (a hit) or its expected onset is half a lag and twice the
 //   deviation past (a miss: its bytes count as mispredicted and the transition's weight halves).
+//   The group before it, when its episodes usually end by then, is predicted to cool: the plan
+//   may send it down to make the room (a tier that holds one phase's memory, not two).
 // - Hints (mtmctl hint, mtm/hint.h): "these ranges are used together" founds a group of their
 //   chunks at once; "phase N begins" predicts at once the groups whose onsets fell in phase N
 //   last time, and the onsets that follow are filed under N.
@@ -75,6 +77,9 @@ class PhasePredictor {
   Status hint(const Hint& hint);
   // Chunk runs to treat as hot in this interval's plan.
   const std::vector<Prediction>& predictions() const { return predictions_; }
+  // Chunk runs of active groups expected to have cooled when a predicted group begins (their
+  // episodes usually end by then): the plan may treat them as cold, to make the room.
+  const std::vector<Prediction>& coolings() const { return coolings_; }
   Stats stats() const;
   // Chunks, groups and successors held, over all targets (for tests of the bounds).
   size_t entries() const;
@@ -97,6 +102,8 @@ class PhasePredictor {
     bool active = false;
     uint64_t onset = 0, lastActive = 0;
     double hotness = 0, confidence = 0;  // its members' mean while last active
+    double duration = 0;                 // intervals from onset to cooling, a running mean (0: not seen)
+    double durations = 0;                // episodes behind it
     std::vector<Successor> successors;
   };
   struct Pending {  // a prediction waiting for its group's onset
@@ -134,7 +141,7 @@ class PhasePredictor {
   const uint64_t horizon_;  // intervals
   const Limits limits_;
   std::map<int, Target> targets_;
-  std::vector<Prediction> predictions_;
+  std::vector<Prediction> predictions_, coolings_;
   uint64_t now_ = 0;  // the interval being observed, or next
   uint64_t predictionsMade_ = 0, hits_ = 0, misses_ = 0, predictedBytes_ = 0, mispredictedBytes_ = 0;
 };
