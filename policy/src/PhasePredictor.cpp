@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mtm/Log.h"
+
 namespace mtm::policy {
 namespace {
 
@@ -143,6 +145,8 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
   group.members = std::move(members);
   group.hotness = hotness / double(cohort.size());
   group.confidence = confidence / double(cohort.size());
+  MTM_DEBUG("predict group={} {} cohort_chunks={} members={} hotness={:.2f}", best, founded ? "founded" : "joined", cohort.size(),
+            group.members.size(), group.hotness);
   if (founded) onset(t, best, since);
   // The episode that ended: from the group's onset (just learned, for a founded one) to now.
   if (group.onset <= interval && (founded || group.lastActive + 1 >= interval)) {
@@ -178,6 +182,7 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
         next.push_back({group, 0, lag});
         s = next.end() - 1;
       }
+      MTM_DEBUG("predict onset group={} interval={} after group={} lag={}", group, interval, t.lastOnsetGroup, lag);
       s->weight += 1;
       const double n = std::min(s->weight, kLagSmoothing);
       s->lagDev += (std::abs(lag - s->lagMean) - s->lagDev) / n;
@@ -186,6 +191,7 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
   for (auto p = t.pending.begin(); p != t.pending.end();)
     if (p->group == group) {
       ++hits_;
+      MTM_DEBUG("predict hit group={} expected={} onset={}", group, p->expected, interval);
       p = t.pending.erase(p);
     } else {
       ++p;
@@ -204,6 +210,8 @@ void PhasePredictor::expect(Target& t, uint32_t group, uint64_t expected, uint64
   if (g == t.groups.end() || g->second.active) return;
   if (std::any_of(t.pending.begin(), t.pending.end(), [&](const Pending& p) { return p.group == group; })) return;
   t.pending.push_back({group, expected, expected + patience, from});
+  MTM_DEBUG("predict group={} expected={} give_up={} from={} chunks={}", group, expected, expected + patience, from,
+            g->second.members.size());
   ++predictionsMade_;
   predictedBytes_ += bytesOf(g->second);
 }
@@ -263,6 +271,7 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
     }
     ++misses_;
     mispredictedBytes_ += bytesOf(g->second);
+    MTM_DEBUG("predict miss group={} expected={} from={}", p->group, p->expected, p->from);
     if (auto from = t.groups.find(p->from); from != t.groups.end())
       for (auto& s : from->second.successors)
         if (s.group == p->group) s.weight /= 2;
