@@ -82,11 +82,15 @@ void PhasePredictor::markChunks(Target& t, const std::vector<const profiler::Reg
       if (t.chunks.size() >= limits_.chunksPerTarget) continue;
       it = t.chunks.emplace(index, Chunk{}).first;
     }
-    if (!it->second.hot) it->second.hotSince = interval;
-    it->second.hot = true;
-    it->second.lastHot = interval;
-    it->second.hotness = k.hotness;
-    it->second.confidence = k.confidence;
+    Chunk& chunk = it->second;
+    if (!chunk.hot) {  // a new hot run: its peak is what a prediction of it will claim
+      chunk.hotSince = interval;
+      chunk.hotness = chunk.confidence = 0;
+    }
+    chunk.hot = true;
+    chunk.lastHot = interval;
+    chunk.hotness = std::max(chunk.hotness, k.hotness);
+    chunk.confidence = std::max(chunk.confidence, k.confidence);
   }
   for (auto& [index, chunk] : t.chunks)
     if (chunk.hot && chunk.lastHot != interval) {

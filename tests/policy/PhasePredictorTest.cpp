@@ -298,3 +298,18 @@ TEST_CASE("predictive placement: with room for one phase, the next phase's memor
     CHECK_FALSE(reactive[phase]);
   }
 }
+
+TEST_CASE("predictor: a group is predicted at the hotness it peaked at, not the last reading as it cooled", "[policy][predict]") {
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  // Each phase's hot set reads 0.9, then decays through 0.55 (still hot) before it cools.
+  for (int cycle = 0; cycle < 3; ++cycle)
+    for (int hot = 0; hot < 3; ++hot)
+      for (uint64_t i = 0; i < 10; ++i, ++now) {
+        profiler::Snapshot s = phaseSnapshot(now, hot, 3);
+        if (i < 2) s.regions[static_cast<size_t>((hot + 2) % 3)].hotness = 0.55;  // the last phase's set, decaying
+        p.observe(s);
+      }
+  REQUIRE_FALSE(p.predictions().empty());
+  for (const auto& prediction : p.predictions()) CHECK(prediction.hotness == Approx(0.9));
+}

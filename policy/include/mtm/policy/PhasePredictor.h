@@ -89,7 +89,7 @@ class PhasePredictor {
     bool hot = false;
     uint32_t group = 0;  // 0: none
     uint64_t hotSince = 0, lastHot = 0;
-    double hotness = 0, confidence = 0;  // while last hot
+    double hotness = 0, confidence = 0;  // the peak of its last hot run
   };
   struct Successor {
     uint32_t group = 0;
@@ -101,7 +101,7 @@ class PhasePredictor {
     std::vector<uint64_t> members;  // chunk indices, sorted
     bool active = false;
     uint64_t onset = 0, lastActive = 0;
-    double hotness = 0, confidence = 0;  // its members' mean while last active
+    double hotness = 0, confidence = 0;  // its members' mean peak while last active
     double duration = 0;                 // intervals from onset to cooling, a running mean (0: not seen)
     double durations = 0;                // episodes behind it
     std::vector<Successor> successors;
