@@ -211,13 +211,17 @@ TEST_CASE("the socket refuses another user's process and malformed requests -- m
 
   CHECK(rawRequest(d.socket(), std::string(5000, 'x')) == "error request too long: at most 4096 bytes, ending in a newline\n");
   CHECK(rawRequest(d.socket(), "bogus 1\n") ==
-        "error unknown request \"bogus 1\" (expected one of: attach PID, detach PID, status text|json, ping)\n");
+        "error unknown request \"bogus 1\" (expected one of: attach PID, detach PID, status text|json, ping, hint-phase PID N, hint-group "
+        "PID START-END...)\n");
   CHECK(rawRequest(d.socket(), "\x1b]0;owned\x07 1\n") ==
-        "error unknown request \"\\u001b]0;owned\\u0007 1\" (expected one of: attach PID, detach PID, status text|json, ping)\n");
+        "error unknown request \"\\u001b]0;owned\\u0007 1\" (expected one of: attach PID, detach PID, status text|json, ping, hint-phase "
+        "PID N, hint-group PID START-END...)\n");
   CHECK(rawRequest(d.socket(), "attach -5\n") == "error \"-5\" is not a pid\n");
   CHECK(rawRequest(d.socket(), "attach 9999999999\n") == "error \"9999999999\" is not a pid\n");
   CHECK(rawRequest(d.socket(), "attach 4194304\n") == "error pid 4194304 does not exist\n");
-  CHECK(rawRequest(d.socket(), "\n") == "error empty request (expected one of: attach PID, detach PID, status text|json, ping)\n");
+  CHECK(rawRequest(d.socket(), "\n") ==
+        "error empty request (expected one of: attach PID, detach PID, status text|json, ping, hint-phase PID N, hint-group PID "
+        "START-END...)\n");
   CHECK(rawRequest(d.socket(), "ping") == "ok\npong\n");  // no newline: the end of the stream ends it
 
   // A client that connects and says nothing does not hold up the others.
