@@ -54,14 +54,14 @@ check_overlap() {
 one_then_two_jobs() {
   local name=$1 first second
   shift
-  "$@" --seconds 0.5 > "$scratch/one.out" || fail "a job started by $name failed"
+  "$@" --seconds 0.5 > "$scratch/one.out" || { cat "$scratch/one.out" >&2; fail "a job started by $name failed"; }
   check_job "$scratch/one.out" 2
   "$@" --seconds 3 > "$scratch/a.out" &
   first=$!
   "$@" --seconds 3 > "$scratch/b.out" &
   second=$!
-  wait $first || fail "the first of two concurrent $name jobs failed"
-  wait $second || fail "the second of two concurrent $name jobs failed"
+  wait $first || { cat "$scratch/a.out" >&2; fail "the first of two concurrent $name jobs failed"; }
+  wait $second || { cat "$scratch/b.out" >&2; fail "the second of two concurrent $name jobs failed"; }
   check_job "$scratch/a.out" 2
   check_job "$scratch/b.out" 2
   check_overlap "$scratch/a.out" "$scratch/b.out"
