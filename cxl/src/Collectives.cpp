@@ -192,7 +192,9 @@ Status runDelta(Comm& comm, Operation& op, DeltaState& delta, Collective kind, c
       op.piece(Channel{r, -1}, sizeof kDone, mirrorsRead, &kDone,
                (mirrorsRead >> me & 1) != 0 ? &done[static_cast<std::size_t>(r)] : nullptr);
   }
-  return op.run();
+  CXLCCL_TRY(op.run());
+  if (writes(me)) delta.finishCall();
+  return Status::success();
 }
 
 }  // namespace

@@ -23,13 +23,16 @@ constexpr std::size_t kMaxParts = 16;
 constexpr std::size_t kHashBlock = 1 << 10;
 // auto: a writer whose compare found more than this share of lines changed sends the next calls
 // the usual way: 1, then twice as many after each time it finds as much changed, up to
-// kMaxRingCalls. Then it probes, still sending by ring: it hashes its buffer in two calls and
-// counts the KiB blocks that changed between them; at most kProbeBlockShare of them sends it back
+// kMaxRingCalls. Then it probes, still sending by ring: it hashes a sample of its buffer's KiB
+// blocks in two calls and counts those that changed between them; at most kProbeBlockShare of them sends it back
 // through its mirror (whole once, then compared), else to more calls by ring. (Lines changed at
 // random, 5% of them touch about half the blocks.) The crossover: docs/benchmarks.md, "Delta
 // publish".
 constexpr double kCrossover = 0.05;
 constexpr double kProbeBlockShare = 0.5;
+// A probe hashes every kProbeStride-th block only (the same ones in both calls): the share of
+// blocks that changed is estimated, for a sixteenth of the reading (64 MiB: 4,096 blocks).
+constexpr std::size_t kProbeStride = 16;
 constexpr int kMaxRingCalls = 64;
 // Mirrors a rank keeps (least recently used dropped first), and receive buffers it tracks.
 constexpr std::size_t kMaxMirrors = 8;
@@ -96,6 +99,11 @@ struct DeltaState::Mirror {
   int probe = 0;                      // auto: 1: the next call hashes; 2: the next counts changed blocks
   std::vector<std::uint64_t> hashes;  // per kHashBlock of the data
   DeltaAnnouncement pending;          // this call's, between prepare() and finishPublish()
+  double share = 0;                   // auto: of lines the last compare found changed
+  double ringSeconds = 0;             // auto: a call by ring, a call as changed lines (averages; 0: none yet)
+  double lineSeconds = 0;
+  bool timedRing = false;  // auto: calls were sent by ring to time them
+  DeltaSend lastSend = DeltaSend::full;
 };
 
 // A receive buffer as this rank last filled it from a writer's mirror.
@@ -218,6 +226,8 @@ Status DeltaState::prepare(int kind, const void* src, std::size_t bytes, bool on
       warn("delta publish: no mirror of ", bytes, " bytes in the pool (", made.message, "): blocks go the usual way until one fits");
     }
   }
+  calling_ = m;
+  callStart_ = std::chrono::steady_clock::now();
   if (m == nullptr || m->ringCallsLeft > 0 || m->probe != 0) {
     if (m != nullptr) {
       m->generation = 0;  // the readers get this call's data by ring, not from the mirror
@@ -225,6 +235,7 @@ Status DeltaState::prepare(int kind, const void* src, std::size_t bytes, bool on
     }
     ++counters_.ringPublishes;
     out->mode = static_cast<std::uint64_t>(DeltaSend::ring);
+    callSend_ = DeltaSend::ring;
     return Status::success();
   }
   out->ref = m->region.offset + 1;
@@ -246,6 +257,7 @@ Status DeltaState::prepare(int kind, const void* src, std::size_t bytes, bool on
     out->mode = static_cast<std::uint64_t>(DeltaSend::lines);
   }
   m->pending = *out;
+  callSend_ = static_cast<DeltaSend>(out->mode);
   return Status::success();
 }
 
@@ -262,8 +274,8 @@ void DeltaState::sendingByRing(Mirror& m, const std::byte* src) {
   }
   const std::size_t blocks = blockCount(m.bytes);
   m.hashes.resize(blocks);
-  std::size_t changed = 0;
-  for (std::size_t b = 0; b < blocks; ++b) {
+  std::size_t changed = 0, sampled = 0;
+  for (std::size_t b = 0; b < blocks; b += kProbeStride, ++sampled) {
     const std::uint64_t hash = hashOfBlock(src, m.bytes, b);
     changed += hash != m.hashes[b] ? 1 : 0;
     m.hashes[b] = hash;
@@ -273,8 +285,9 @@ void DeltaState::sendingByRing(Mirror& m, const std::byte* src) {
     return;
   }
   m.probe = 0;
-  // Few blocks changed: the next call goes through the mirror (whole: its generation is 0).
-  if (static_cast<double>(changed) > kProbeBlockShare * static_cast<double>(blocks)) backOff(m);
+  // Few blocks changed: the next call goes through the mirror (whole: its generation is 0, and
+  // it hashes every block again).
+  if (static_cast<double>(changed) > kProbeBlockShare * static_cast<double>(sampled)) backOff(m);
 }
 
 void DeltaState::publishPart(const void* src, std::size_t from, std::size_t to) {
@@ -290,15 +303,37 @@ void DeltaState::finishPublish() {
   Mirror& m = *writing_;
   const bool compared = m.pending.mode == static_cast<std::uint64_t>(DeltaSend::lines);
   // A whole copy leaves the share unknown: the next call compares.
-  const double share = compared ? static_cast<double>(changedThisCall_) / static_cast<double>(lineCount(m.bytes)) : 0;
-  if (mode_ == DeltaMode::automatic && compared) {
-    if (share > kCrossover)
-      backOff(m);
-    else
-      m.ringCalls = 1;
-  }
+  m.share = compared ? static_cast<double>(changedThisCall_) / static_cast<double>(lineCount(m.bytes)) : 0;
   m.generation = m.pending.generation;
   writing_ = nullptr;
+}
+
+void DeltaState::finishCall() {
+  if (calling_ == nullptr) return;
+  Mirror& m = *calling_;
+  calling_ = nullptr;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - callStart_).count();
+  auto average = [seconds](double* mean) { *mean = *mean == 0 ? seconds : 0.75 * *mean + 0.25 * seconds; };
+  // (The first call by ring after calls through the mirror is not timed: it pays for the switch.
+  // Calls as lines are timed where the share of lines changed leaves the choice open.)
+  const bool switched = callSend_ != m.lastSend;
+  m.lastSend = callSend_;
+  if (callSend_ == DeltaSend::ring && !switched) average(&m.ringSeconds);
+  if (callSend_ != DeltaSend::lines) return;
+  const bool sparse = m.share <= kCrossover;
+  if (sparse) average(&m.lineSeconds);
+  if (mode_ != DeltaMode::automatic) return;
+  // The crossover is where changed lines stop paying on this machine: most lines changed, or
+  // calls as lines slower than calls by ring (timed once early, then on every return to the ring).
+  const bool timed = comm_.options().deltaTimed;
+  if (!sparse || (timed && m.ringSeconds > 0 && m.lineSeconds > m.ringSeconds)) {
+    backOff(m);
+  } else if (timed && m.ringSeconds == 0 && !m.timedRing) {
+    m.timedRing = true;
+    m.ringCallsLeft = 1;  // calls by ring to time them (this one, untimed, then the probe's two)
+  } else {
+    m.ringCalls = 1;
+  }
 }
 
 DeltaState::Held* DeltaState::heldFor(int writer, const void* dst, std::size_t bytes, bool create) {

@@ -10,6 +10,7 @@
 // other reader copies the whole mirror. Readers tell the writer when they are done, so the
 // mirror is never changed under a reader.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -67,6 +68,9 @@ class DeltaState {
   Status prepare(int kind, const void* src, std::size_t bytes, bool onGpu, DeltaAnnouncement* out);
   void publishPart(const void* src, std::size_t from, std::size_t to);
   void finishPublish();
+  // As the writer, once the whole call is done: auto times its calls by ring and as changed
+  // lines, and sends by ring while changed lines are slower here (or most lines changed).
+  void finishCall();
 
   // As a receiver, before the announcement: whether `dst` still holds what the last call left
   // in it (false when there was none).
@@ -99,6 +103,9 @@ class DeltaState {
   std::list<Held> held_;
   std::list<Seen> seen_;
   Mirror* writing_ = nullptr;  // the mirror this call publishes through (prepare() to finishPublish())
+  Mirror* calling_ = nullptr;  // this call's mirror, by whatever way it sends (prepare() to finishCall())
+  DeltaSend callSend_ = DeltaSend::ring;
+  std::chrono::steady_clock::time_point callStart_;
   std::size_t changedThisCall_ = 0;
   std::uint64_t nextMirror_ = 1;
   std::uint64_t nextGeneration_ = 1;  // unique over this writer's mirrors

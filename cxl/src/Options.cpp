@@ -150,6 +150,9 @@ Status resolveOptions(const cxlcclConfig_t* config, Options* out) {
   o.layout.chunkBytes = chunkBytes;
   CXLCCL_TRY(intSetting(c.copyThreads, "CXLCCL_COPY_THREADS", 0, 0, 16, "copyThreads", &o.copyThreads));
   CXLCCL_TRY(deltaSetting(c.delta, &o.delta));
+  int timed = 1;
+  CXLCCL_TRY(intSetting(CXLCCL_CONFIG_UNDEF_INT, "CXLCCL_DELTA_TIMED", 1, 0, 1, "", &timed));
+  o.deltaTimed = timed == 1;
   *out = o;
   return Status::success();
 }

@@ -21,6 +21,7 @@ struct Options {
   LayoutParams layout;  // nranks set at init
   int copyThreads = 0;  // 0: chosen at init from the CPUs per rank on this host
   DeltaMode delta = DeltaMode::off;
+  bool deltaTimed = true;  // auto weighs the calls' times too, not only the share of lines changed
 };
 
 Status resolveOptions(const cxlcclConfig_t* config, Options* out);
