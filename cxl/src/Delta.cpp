@@ -33,6 +33,11 @@ constexpr double kProbeBlockShare = 0.5;
 // A probe hashes every kProbeStride-th block only (the same ones in both calls): the share of
 // blocks that changed is estimated, for a sixteenth of the reading (64 MiB: 4,096 blocks).
 constexpr std::size_t kProbeStride = 16;
+// auto, timed: calls as lines must be this much slower than by ring before the writer turns to
+// the ring, whose way back costs a whole copy into the mirror (and this machine's copies vary by
+// more than 10% from minute to minute).
+constexpr double kSlowerBy = 1.15;
+constexpr int kRetimeCalls = 256;
 constexpr int kMaxRingCalls = 64;
 // Mirrors a rank keeps (least recently used dropped first), and receive buffers it tracks.
 constexpr std::size_t kMaxMirrors = 8;
@@ -103,6 +108,7 @@ struct DeltaState::Mirror {
   double ringSeconds = 0;             // auto: a call by ring, a call as changed lines (averages; 0: none yet)
   double lineSeconds = 0;
   bool timedRing = false;  // auto: calls were sent by ring to time them
+  int linesInARow = 0;     // auto: calls as lines since the ring was last timed or chosen
   DeltaSend lastSend = DeltaSend::full;
 };
 
@@ -326,7 +332,15 @@ void DeltaState::finishCall() {
   // The crossover is where changed lines stop paying on this machine: most lines changed, or
   // calls as lines slower than calls by ring (timed once early, then on every return to the ring).
   const bool timed = comm_.options().deltaTimed;
-  if (!sparse || (timed && m.ringSeconds > 0 && m.lineSeconds > m.ringSeconds)) {
+  // A time taken long ago says little on a machine whose speed changes: after kRetimeCalls calls
+  // as lines in a row, the ring is timed again.
+  if (timed && ++m.linesInARow >= kRetimeCalls) {
+    m.linesInARow = 0;
+    m.ringSeconds = 0;
+    m.timedRing = false;
+  }
+  if (!sparse || (timed && m.ringSeconds > 0 && m.lineSeconds > kSlowerBy * m.ringSeconds)) {
+    m.linesInARow = 0;
     backOff(m);
   } else if (timed && m.ringSeconds == 0 && !m.timedRing) {
     m.timedRing = true;

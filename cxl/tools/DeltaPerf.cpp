@@ -31,7 +31,7 @@ namespace {
 struct Options {
   std::vector<std::string> collectives{"broadcast"};
   std::size_t minBytes = 1 << 20, maxBytes = 64 << 20;
-  int factor = 4, ranks = 2, iters = 10, rounds = 1;
+  int factor = 4, ranks = 2, iters = 10, rounds = 1, warmup = 5;
   std::vector<double> changed{0.001, 0.01, 0.1, 0.5, 1.0};
   bool adam = false;
   bool inPlace = false;
@@ -47,20 +47,22 @@ std::vector<std::string> split(const std::string& text) {
 }
 
 int usage(int code) {
-  std::fprintf(code == 0 ? stdout : stderr,
-               "usage: cxlccl-delta-perf [-C broadcast,allgather] [-b MIN] [-e MAX] [-f FACTOR] [-g RANKS] [-n ITERS] [--rounds R]\n"
-               "                         [--changed F,F,...] [--adam] [--in-place] [--thp] [--coherence pool|hardware|flush|simulate]\n"
-               "  -b/-e  sizes of the whole vector (K, M, G; default 1M..64M), -f factor between them (4)\n"
-               "  -n     timed calls per row (10), after 5 untimed (the first sends the whole block)\n"
-               "  --rounds R  the three arms in turn R times a row; times are the medians (this machine's copies\n"
-               "             switch between a fast and a slow mode every few minutes)\n"
-               "  --changed  shares of 64-byte lines each writer changes before a call (0.001,0.01,0.1,0.5,1)\n"
-               "  --adam     also: bfloat16 weights after an Adam step each call (the share of lines that\n"
-               "             changed is measured, not chosen)\n"
-               "  --in-place the root's (AllGather: each rank's) send buffer is its receive buffer\n"
-               "  --thp      buffers on transparent huge pages (madvise), as an application's allocator may ask\n"
-               "  -h, --help this text; --version the version\n"
-               "Arms per row: whole (CXLCCL_DELTA off), delta on, delta auto; each on a communicator of its own.\n");
+  std::fprintf(
+      code == 0 ? stdout : stderr,
+      "usage: cxlccl-delta-perf [-C broadcast,allgather] [-b MIN] [-e MAX] [-f FACTOR] [-g RANKS] [-n ITERS] [-w WARMUP] [--rounds R]\n"
+      "                         [--changed F,F,...] [--adam] [--in-place] [--thp] [--coherence pool|hardware|flush|simulate]\n"
+      "  -b/-e  sizes of the whole vector (K, M, G; default 1M..64M), -f factor between them (4)\n"
+      "  -n     timed calls per row (10), after -w untimed ones (5; the first sends the whole block; auto\n"
+      "         learns what pays in the first tens: -w 300 shows it settled)\n"
+      "  --rounds R  the three arms in turn R times a row; times are the medians (this machine's copies\n"
+      "             switch between a fast and a slow mode every few minutes)\n"
+      "  --changed  shares of 64-byte lines each writer changes before a call (0.001,0.01,0.1,0.5,1)\n"
+      "  --adam     also: bfloat16 weights after an Adam step each call (the share of lines that\n"
+      "             changed is measured, not chosen)\n"
+      "  --in-place the root's (AllGather: each rank's) send buffer is its receive buffer\n"
+      "  --thp      buffers on transparent huge pages (madvise), as an application's allocator may ask\n"
+      "  -h, --help this text; --version the version\n"
+      "Arms per row: whole (CXLCCL_DELTA off), delta on, delta auto; each on a communicator of its own.\n");
   return code;
 }
 
@@ -94,6 +96,8 @@ bool parse(int argc, char** argv, Options* o) {
       o->ranks = std::atoi(value().c_str());
     else if (arg == "-n")
       o->iters = std::atoi(value().c_str());
+    else if (arg == "-w")
+      o->warmup = std::atoi(value().c_str());
     else if (arg == "--rounds")
       o->rounds = std::atoi(value().c_str());
     else if (arg == "--adam")
@@ -125,11 +129,11 @@ bool parse(int argc, char** argv, Options* o) {
   bool collsOk =
       std::all_of(o->collectives.begin(), o->collectives.end(), [](const std::string& c) { return c == "broadcast" || c == "allgather"; });
   bool sharesOk = std::all_of(o->changed.begin(), o->changed.end(), [](double f) { return f >= 0 && f <= 1; });
-  if (!collsOk || !sharesOk || o->coherence < 0 || o->factor < 2 || o->ranks < 2 || o->ranks > 64 || o->iters < 1 || o->rounds < 1 ||
-      o->minBytes < 4096 || o->maxBytes < o->minBytes) {
+  if (!collsOk || !sharesOk || o->coherence < 0 || o->factor < 2 || o->ranks < 2 || o->ranks > 64 || o->iters < 1 || o->warmup < 1 ||
+      o->rounds < 1 || o->minBytes < 4096 || o->maxBytes < o->minBytes) {
     std::fprintf(stderr,
                  "cxlccl-delta-perf: need -C of broadcast/allgather, --changed in 0..1, -f >= 2, "
-                 "-g 2..64, -n >= 1, 4K <= -b <= -e, a known --coherence\n");
+                 "-g 2..64, -n >= 1, -w >= 1, 4K <= -b <= -e, a known --coherence\n");
     return false;
   }
   return true;
@@ -230,8 +234,9 @@ struct Row {
   double us = 0, poolBytes = 0, changed = -1;
 };
 
-bool runRow(Arm& arm, bool allGather, bool inPlace, bool huge, std::size_t bytes, double share, bool adam, int iters, int rank, int n,
-            Row* row) {
+bool runRow(Arm& arm, const Options& o, bool allGather, std::size_t bytes, double share, bool adam, int rank, Row* row) {
+  const int n = o.ranks, iters = o.iters, warmup = o.warmup;
+  const bool inPlace = o.inPlace, huge = o.hugePages;
   const std::size_t block = allGather ? bytes / static_cast<std::size_t>(n) / 64 * 64 : bytes;
   Buffer own(block, huge), recv(allGather ? block * static_cast<std::size_t>(n) : block, huge);
   // In place: the send buffer is this rank's block of the receive buffer.
@@ -242,10 +247,9 @@ bool runRow(Arm& arm, bool allGather, bool inPlace, bool huge, std::size_t bytes
   double seconds = 0;
   // Untimed first: a new buffer goes whole, and auto finds out how much changes (a buffer at the
   // address of the last row's looks all changed at first).
-  constexpr int kWarmup = 5;
-  for (int i = 0; i < iters + kWarmup; ++i) {
+  for (int i = 0; i < iters + warmup; ++i) {
     if (writes) work.step(send);
-    if (i == kWarmup) cxlcclCommStats(arm.comm, &before);
+    if (i == warmup) cxlcclCommStats(arm.comm, &before);
     maxOver(arm.comm, 0);  // everyone starts together
     auto start = std::chrono::steady_clock::now();
     cxlcclResult_t r = allGather ? cxlcclAllGather(send, recv.data(), block, cxlcclUint8, arm.comm, nullptr)
@@ -254,7 +258,7 @@ bool runRow(Arm& arm, bool allGather, bool inPlace, bool huge, std::size_t bytes
       std::fprintf(stderr, "rank %d: %s: %s\n", rank, arm.name, cxlcclGetLastError(arm.comm));
       return false;
     }
-    if (i >= kWarmup) seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (i >= warmup) seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   cxlcclCommStats(arm.comm, &after);
   // Every rank's copy of each writer's block, as that writer holds it: the same hash everywhere.
@@ -296,13 +300,14 @@ int runRank(const Options& o, const cxlcclUniqueId* ids, int rank) {
   }
   if (rank == 0)
     std::printf(
-        "# cxlccl-delta-perf: %d ranks, %s, %d timed calls a row, %d round(s); us: a call, the slowest rank (median\n"
-        "# over the rounds); pool MB: bytes\n"
+        "# cxlccl-delta-perf: %d ranks, %s, %d timed calls a row after %d untimed, %d round(s); us: a call, the slowest\n"
+        "# rank (median"
+        " over the rounds); pool MB: bytes\n"
         "# written + read in the pool a call, all ranks (cxlcclCommStats); changed: share of lines the\n"
         "# writers' compares found changed; x whole: the whole call's time over this arm's\n"
         "#%-10s %11s %9s %11s %10s %10s %8s %8s\n",
-        o.ranks, o.inPlace ? "in place" : "out of place", o.iters, o.rounds, "collective", "size(B)", "changed", "arm", "us", "pool MB",
-        "changed", "x whole");
+        o.ranks, o.inPlace ? "in place" : "out of place", o.iters, o.warmup, o.rounds, "collective", "size(B)", "changed", "arm", "us",
+        "pool MB", "changed", "x whole");
   std::vector<double> shares = o.changed;
   if (o.adam) shares.push_back(-1);  // the Adam workload
   for (const std::string& coll : o.collectives) {
@@ -312,8 +317,7 @@ int runRank(const Options& o, const cxlcclUniqueId* ids, int rank) {
         std::vector<double> times[3];
         for (int round = 0; round < o.rounds; ++round) {
           for (std::size_t a = 0; a < 3; ++a) {
-            if (!runRow(arms[a], coll == "allgather", o.inPlace, o.hugePages, bytes, share, share < 0, o.iters, rank, o.ranks, &rows[a]))
-              return 1;
+            if (!runRow(arms[a], o, coll == "allgather", bytes, share, share < 0, rank, &rows[a])) return 1;
             times[a].push_back(rows[a].us);
           }
         }
