@@ -24,9 +24,10 @@ constexpr std::size_t kHashBlock = 1 << 10;
 // auto: a writer whose compare found more than this share of lines changed sends the next calls
 // the usual way: 1, then twice as many after each time it finds as much changed, up to
 // kMaxRingCalls. Then it probes, still sending by ring: it hashes a sample of its buffer's KiB
-// blocks in two calls and counts those that changed between them; at most kProbeBlockShare of them sends it back
-// through its mirror (whole once, then compared), else to more calls by ring. (Lines changed at
-// random, 5% of them touch about half the blocks.) The crossover: docs/benchmarks.md, "Delta
+// blocks in two calls and counts those that changed between them; at most kProbeBlockShare of
+// them sends it back through its mirror (whole once, then compared), else to more calls by ring.
+// (Lines changed at random, 5% of them touch about half the blocks.) Timed (finishCall), it also
+// turns to the ring where changed lines are slower. The crossover: docs/benchmarks.md, "Delta
 // publish".
 constexpr double kCrossover = 0.05;
 constexpr double kProbeBlockShare = 0.5;

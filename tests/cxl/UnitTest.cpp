@@ -188,6 +188,14 @@ TEST_CASE("settings come from the config, else the environment, and are checked"
   setenv("CXLCCL_DELTA", "sometimes", 1);
   CHECK(resolveOptions(&config, &options).message == "CXLCCL_DELTA=sometimes: expected off, on or auto");
   unsetenv("CXLCCL_DELTA");
+  REQUIRE(resolveOptions(&config, &options).ok());
+  CHECK(options.deltaTimed);
+  setenv("CXLCCL_DELTA_TIMED", "0", 1);
+  REQUIRE(resolveOptions(&config, &options).ok());
+  CHECK_FALSE(options.deltaTimed);
+  setenv("CXLCCL_DELTA_TIMED", "2", 1);
+  CHECK(resolveOptions(&config, &options).message == "CXLCCL_DELTA_TIMED = 2: expected 0..1");
+  unsetenv("CXLCCL_DELTA_TIMED");
 
   config.magic = 0;
   CHECK(resolveOptions(&config, &options).code == cxlcclInvalidArgument);
