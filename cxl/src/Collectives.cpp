@@ -254,6 +254,10 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
       op.copy(bytesAt(a.recv, me * bytes), a.send, bytes);
       break;
     case Collective::broadcast:
+      // A block of a few slots goes in finer chunks, so that readers copy out while the root
+      // copies in (2 ranks, 512 KiB: 26-34 us a call in slot-sized chunks, 16-25 in four;
+      // docs/benchmarks.md).
+      op.cutFiner();
       op.piece(ring(a.root), bytes, everyoneBut(n, a.root), a.send, a.recv);
       if (me == a.root) op.copy(a.recv, a.send, bytes);
       break;
