@@ -103,7 +103,7 @@ TEST_CASE("software page-fault samples flow through the real perf ring buffer", 
   CHECK(stats.truncated == 0);
 }
 
-TEST_CASE("the profiler finds a workload's known hot set", "[profiler][host][profiler-e2e]") {
+TEST_CASE("the profiler finds a workload's known hot set", "[profiler][host][profiler-e2e][serial]") {
   MTM_REQUIRE_ROOT("the accessed-bit source");
   const auto score = profileHotSet({}, abitConfig(), 12);
   CHECK(score.precision >= 0.8);
@@ -113,7 +113,9 @@ TEST_CASE("the profiler finds a workload's known hot set", "[profiler][host][pro
 // Not [profiler-e2e] (which the VM lab runs too): the trickle's pace is this machine's CPU's; in
 // the TCG guest the same arguments read the cold pages far more rarely, and the 30-60 checks an
 // interval there leave regions too coarse for the precision asked here.
-TEST_CASE("memory read at a trickle is not hot: accessed bits are read a window after they are cleared", "[profiler][host]") {
+// [serial]: seen failing in a CI run beside the cxl tests (recall 0.56): the hot loop, short of
+// CPU, left its pages untouched through whole windows.
+TEST_CASE("memory read at a trickle is not hot: accessed bits are read a window after they are cleared", "[profiler][host][serial]") {
   MTM_REQUIRE_ROOT("the accessed-bit source");
   // Every page of the cold majority is read now and then (a trickle: at 0.002, on the first
   // development host's CPU, about every 100 ms), the hot tenth all the time: read a whole 300 ms
