@@ -21,24 +21,18 @@ constexpr std::size_t kMaxParts = 16;
 // A receive buffer is checked and re-hashed in blocks of this size: small, so that after a few
 // changed lines only their blocks are hashed again.
 constexpr std::size_t kHashBlock = 1 << 10;
-// auto: a writer whose compare found more than this share of lines changed sends the next calls
-// the usual way: 1, then twice as many after each time it finds as much changed, up to
+// auto: a writer whose compare found more than AutoTiming::kCrossover of the lines changed, or
+// whose calls as lines are slower (AutoTiming, DeltaAuto.h), sends the next calls the usual way:
+// 1, then twice as many after each time it finds so, up to
 // kMaxRingCalls. Then it probes, still sending by ring: it hashes a sample of its buffer's KiB
 // blocks in two calls and counts those that changed between them; at most kProbeBlockShare of
 // them sends it back through its mirror (whole once, then compared), else to more calls by ring.
-// (Lines changed at random, 5% of them touch about half the blocks.) Timed (finishCall), it also
-// turns to the ring where changed lines are slower. The crossover: docs/benchmarks.md, "Delta
-// publish".
-constexpr double kCrossover = 0.05;
+// (Lines changed at random, 5% of them touch about half the blocks.) The crossover:
+// docs/benchmarks.md, "Delta publish".
 constexpr double kProbeBlockShare = 0.5;
 // A probe hashes every kProbeStride-th block only (the same ones in both calls): the share of
 // blocks that changed is estimated, for a sixteenth of the reading (64 MiB: 4,096 blocks).
 constexpr std::size_t kProbeStride = 16;
-// auto, timed: calls as lines must be this much slower than by ring before the writer turns to
-// the ring, whose way back costs a whole copy into the mirror (and this machine's copies vary by
-// more than 10% from minute to minute).
-constexpr double kSlowerBy = 1.15;
-constexpr int kRetimeCalls = 256;
 constexpr int kMaxRingCalls = 64;
 // Mirrors a rank keeps (least recently used dropped first), and receive buffers it tracks.
 constexpr std::size_t kMaxMirrors = 8;
@@ -105,12 +99,8 @@ struct DeltaState::Mirror {
   int probe = 0;                      // auto: 1: the next call hashes; 2: the next counts changed blocks
   std::vector<std::uint64_t> hashes;  // per kHashBlock of the data
   DeltaAnnouncement pending;          // this call's, between prepare() and finishPublish()
-  double share = 0;                   // auto: of lines the last compare found changed
-  double ringSeconds = 0;             // auto: a call by ring, a call as changed lines (averages; 0: none yet)
-  double lineSeconds = 0;
-  bool timedRing = false;  // auto: calls were sent by ring to time them
-  int linesInARow = 0;     // auto: calls as lines since the ring was last timed or chosen
-  DeltaSend lastSend = DeltaSend::full;
+  double share = 0;                   // of lines the last compare found changed
+  AutoTiming timing;                  // auto: what calls each way take
 };
 
 // A receive buffer as this rank last filled it from a writer's mirror.
@@ -320,35 +310,14 @@ void DeltaState::finishCall() {
   Mirror& m = *calling_;
   calling_ = nullptr;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - callStart_).count();
-  auto average = [seconds](double* mean) { *mean = *mean == 0 ? seconds : 0.75 * *mean + 0.25 * seconds; };
-  // (The first call by ring after calls through the mirror is not timed: it pays for the switch.
-  // Calls as lines are timed where the share of lines changed leaves the choice open.)
-  const bool switched = callSend_ != m.lastSend;
-  m.lastSend = callSend_;
-  if (callSend_ == DeltaSend::ring && !switched) average(&m.ringSeconds);
-  if (callSend_ != DeltaSend::lines) return;
-  const bool sparse = m.share <= kCrossover;
-  if (sparse) average(&m.lineSeconds);
-  if (mode_ != DeltaMode::automatic) return;
-  // The crossover is where changed lines stop paying on this machine: most lines changed, or
-  // calls as lines slower than calls by ring (timed once early, then on every return to the ring).
-  const bool timed = comm_.options().deltaTimed;
-  // A time taken long ago says little on a machine whose speed changes: after kRetimeCalls calls
-  // as lines in a row, the ring is timed again.
-  if (timed && ++m.linesInARow >= kRetimeCalls) {
-    m.linesInARow = 0;
-    m.ringSeconds = 0;
-    m.timedRing = false;
-  }
-  if (!sparse || (timed && m.ringSeconds > 0 && m.lineSeconds > kSlowerBy * m.ringSeconds)) {
-    m.linesInARow = 0;
+  const AutoStep step = m.timing.after(callSend_, seconds, m.share, comm_.options().deltaTimed);
+  if (mode_ != DeltaMode::automatic || callSend_ != DeltaSend::lines) return;
+  if (step == AutoStep::backOff)
     backOff(m);
-  } else if (timed && m.ringSeconds == 0 && !m.timedRing) {
-    m.timedRing = true;
+  else if (step == AutoStep::timeRing)
     m.ringCallsLeft = 1;  // calls by ring to time them (this one, untimed, then the probe's two)
-  } else {
+  else
     m.ringCalls = 1;
-  }
 }
 
 DeltaState::Held* DeltaState::heldFor(int writer, const void* dst, std::size_t bytes, bool create) {

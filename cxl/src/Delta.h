@@ -18,13 +18,11 @@
 #include <vector>
 
 #include "Comm.h"
+#include "DeltaAuto.h"
 #include "Engine.h"
 #include "RegionView.h"
 
 namespace cxlccl {
-
-// How a writer sends its block this call (DeltaAnnouncement::mode).
-enum class DeltaSend : std::uint64_t { ring = 0, full = 1, lines = 2 };
 
 // What a writer tells its readers, the same size on every rank (one small piece).
 struct DeltaAnnouncement {

@@ -14,6 +14,7 @@
 
 #include "Comm.h"
 #include "CopyCrew.h"
+#include "DeltaAuto.h"
 #include "Layout.h"
 #include "Options.h"
 #include "Ranks.h"
@@ -267,4 +268,48 @@ TEST_CASE("ranks bound to a core each are not oversubscribed and two bound to on
   // As mpirun binds 2 ranks: each alone on its CPU, though each may use one only.
   CHECK(oversubscribedWhenBound([&](int rank) { return cpus[static_cast<std::size_t>(rank)]; }) == std::vector<int>{0, 0});
   CHECK(oversubscribedWhenBound([&](int) { return cpus[0]; }) == std::vector<int>{1, 1});
+}
+
+// delta publish's auto on given times: lines slower than the ring by more than 15% turn to the
+// ring, faster stay; the first ring call after the mirror is no sample; a share over 5% turns to
+// the ring whatever the times; untimed, only the share counts; after 256 calls as lines the ring
+// is timed again.
+TEST_CASE("delta publish's auto turns to the ring where lines take longer", "[cxl]") {
+  using cxlccl::AutoStep;
+  using cxlccl::AutoTiming;
+  using cxlccl::DeltaSend;
+  AutoTiming slow;
+  slow.after(DeltaSend::full, 9.0, 0, true);
+  CHECK(slow.after(DeltaSend::lines, 2.0, 0.01, true) == AutoStep::timeRing);  // no ring time yet
+  slow.after(DeltaSend::ring, 50.0, 0, true);                                  // the switch: not a sample
+  CHECK(slow.ringSeconds == 0);
+  slow.after(DeltaSend::ring, 1.0, 0, true);
+  slow.after(DeltaSend::ring, 1.0, 0, true);
+  CHECK(slow.ringSeconds == 1.0);
+  slow.after(DeltaSend::full, 3.0, 0, true);
+  CHECK(slow.after(DeltaSend::lines, 2.0, 0.01, true) == AutoStep::backOff);
+
+  AutoTiming fast;
+  fast.after(DeltaSend::lines, 1.0, 0.001, true);
+  fast.after(DeltaSend::ring, 2.0, 0, true);
+  fast.after(DeltaSend::ring, 2.0, 0, true);
+  CHECK(fast.after(DeltaSend::lines, 1.1, 0.001, true) == AutoStep::stay);
+  CHECK(fast.after(DeltaSend::lines, 1.1, 0.2, true) == AutoStep::backOff);  // most lines changed
+  // Within the margin: 2.2 s against 2 s stays.
+  AutoTiming close;
+  close.after(DeltaSend::ring, 2.0, 0, true);
+  close.after(DeltaSend::ring, 2.0, 0, true);
+  close.after(DeltaSend::lines, 2.2, 0.001, true);
+  CHECK(close.after(DeltaSend::lines, 2.2, 0.001, true) == AutoStep::stay);
+
+  AutoTiming untimed;
+  untimed.after(DeltaSend::ring, 1.0, 0, false);
+  untimed.after(DeltaSend::ring, 1.0, 0, false);
+  CHECK(untimed.after(DeltaSend::lines, 5.0, 0.01, false) == AutoStep::stay);
+  CHECK(untimed.after(DeltaSend::lines, 5.0, 0.5, false) == AutoStep::backOff);
+
+  int retimed = 0;
+  for (int call = 0; call < 2 * AutoTiming::kRetimeCalls; ++call)
+    if (fast.after(DeltaSend::lines, 1.0, 0.001, true) == AutoStep::timeRing) ++retimed;
+  CHECK(retimed == 2);
 }
