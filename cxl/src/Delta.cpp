@@ -23,12 +23,11 @@ constexpr std::size_t kMaxParts = 16;
 constexpr std::size_t kHashBlock = 1 << 10;
 // auto: a writer whose compare found more than AutoTiming::kCrossover of the lines changed, or
 // whose calls as lines are slower (AutoTiming, DeltaAuto.h), sends the next calls the usual way:
-// 1, then twice as many after each time it finds so, up to
-// kMaxRingCalls. Then it probes, still sending by ring: it hashes a sample of its buffer's KiB
-// blocks in two calls and counts those that changed between them; at most kProbeBlockShare of
-// them sends it back through its mirror (whole once, then compared), else to more calls by ring.
-// (Lines changed at random, 5% of them touch about half the blocks.) The crossover:
-// docs/benchmarks.md, "Delta publish".
+// 1, then twice as many after each time it finds so, up to kMaxRingCalls. Then it probes, still
+// sending by ring: it hashes a sample of its buffer's KiB blocks in two calls and counts those
+// that changed between them; at most kProbeBlockShare of them sends it back through its mirror
+// (whole once, then compared), else to more calls by ring. (Lines changed at random, 5% of them
+// touch about half the blocks.) The crossover: docs/benchmarks.md, "Delta publish".
 constexpr double kProbeBlockShare = 0.5;
 // A probe hashes every kProbeStride-th block only (the same ones in both calls): the share of
 // blocks that changed is estimated, for a sixteenth of the reading (64 MiB: 4,096 blocks).
