@@ -293,7 +293,9 @@ TEST_CASE("attach and migrate refuse kernel threads and a process's thread ids, 
   ::_exit(busy ? 0 : 3);
 }
 
-TEST_CASE("a user holding hundreds of connections open denies nothing to root or to another user", "[daemon][host]") {
+// [serial]: its clients wait 5 s at most; an ASan-instrumented mtmd beside the cxl tests on two
+// cores once missed that (1 of 5 runs refused, in a CI run).
+TEST_CASE("a user holding hundreds of connections open denies nothing to root or to another user", "[daemon][host][serial]") {
   MTM_REQUIRE_ROOT("mtmd managing other users' processes");
   Daemon d;
   int stop[2];
