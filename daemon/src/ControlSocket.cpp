@@ -107,17 +107,20 @@ std::vector<pollfd> ControlServer::pollFds() const {
 }
 
 void ControlServer::onReady(const std::vector<pollfd>& ready) {
+  bool listening = false;
   for (const auto& p : ready) {
     if (p.revents == 0) continue;
     if (p.fd == fd_.get())
-      accept();
+      listening = true;
     else if (clients_.count(p.fd))
       read(p.fd);
   }
+  // After the reads: the connections already taken are served before new ones are.
+  if (listening) accept();
 }
 
 void ControlServer::accept() {
-  for (;;) {
+  for (size_t taken = 0; taken < kAcceptsPerRound; ++taken) {
     UniqueFd client(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!client) {
       if (errno != EAGAIN && errno != EINTR) MTM_WARN("control socket accept: {}", std::strerror(errno));

@@ -293,8 +293,9 @@ TEST_CASE("attach and migrate refuse kernel threads and a process's thread ids, 
   ::_exit(busy ? 0 : 3);
 }
 
-// [serial]: its clients wait 5 s at most; an ASan-instrumented mtmd beside the cxl tests on two
-// cores once missed that (1 of 5 runs refused, in a CI run).
+// The flooder reconnects as fast as it is told "busy". Before mtmd bounded its accepts per round
+// (kAcceptsPerRound), an ASan-instrumented mtmd kept accepting and never read root's request.
+// [serial]: its clients wait 5 s at most.
 TEST_CASE("a user holding hundreds of connections open denies nothing to root or to another user", "[daemon][host][serial]") {
   MTM_REQUIRE_ROOT("mtmd managing other users' processes");
   Daemon d;

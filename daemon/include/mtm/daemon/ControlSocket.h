@@ -11,7 +11,8 @@
 // decision. It never blocks on a client: connections are read as data arrives, and one that
 // is silent for kClientTimeout, or sends more than kMaxRequest bytes without a newline, is
 // answered with an error and closed. A connection over its user's share is answered "busy"
-// at once.
+// at once. Each round reads the connections it holds before it takes new ones, at most
+// kAcceptsPerRound of them.
 
 #include <poll.h>
 #include <sys/types.h>
@@ -34,6 +35,10 @@ inline constexpr size_t kClientsPerUser = 16;
 inline constexpr size_t kClientsOfRoot = 32;
 inline constexpr size_t kClientsOfUsers = 256;
 inline constexpr auto kClientTimeout = std::chrono::seconds(5);
+// Connections taken from the backlog per poll round. A user who reconnects as fast as it is
+// told "busy" keeps the backlog full; without a bound, accepting would never end and the
+// connections already taken (root's among them) would never be read.
+inline constexpr size_t kAcceptsPerRound = 64;
 
 struct Peer {
   pid_t pid = 0;
