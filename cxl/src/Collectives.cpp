@@ -35,12 +35,20 @@ struct Blocks {
 // Blocks from this size on are gathered by pushing them into a root buffer in the pool.
 constexpr std::size_t kPushBlockBytes = 32 << 10;
 
+// Where the root's receive buffer lies for gatherPushed (pool offset + 1), or 0 when it cannot
+// be pushed into: not in the pool, or its blocks not whole lines (one writer a line).
+std::uint64_t pushTarget(const Operation& op, const CallArgs& a, std::size_t bytes, int n) {
+  const std::uint64_t ref = op.poolRef(a.recv, bytes * static_cast<std::size_t>(n));
+  return ref != 0 && (ref - 1) % kCacheLine == 0 && bytes % kCacheLine == 0 ? ref : 0;
+}
+
 // Gather straight into a root buffer that lies in the pool (cxlcclMemAlloc): the root announces
 // where it lies; every other rank copies its block there at once and says so, while the root
 // copies its own. One copy a block, made by all ranks at once, where the pulled gather makes two
-// and leaves all the reading to the root. Blocks must be whole lines (one writer a line).
-// `pushed` false: the root's buffer is not usable so (not in the pool, not line-aligned, a GPU
-// stream); nothing moved but the announcement.
+// and leaves all the reading to the root. The announcement is a round trip before any data
+// moves, so it is made only where the root's buffer lay in the pool at the last Gather to it
+// (Comm::gatherPushable). `pushed` false: the root's buffer is not usable so (not in the pool,
+// not line-aligned, a GPU stream); nothing moved but the announcement.
 Status gatherPushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t bytes, std::uint64_t hash, bool* pushed) {
   const int n = comm.nranks(), me = comm.rank(), root = a.root;
   const std::size_t total = bytes * static_cast<std::size_t>(n);
@@ -50,14 +58,14 @@ Status gatherPushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
   };
   std::uint64_t announced = 0, where = 0;
   if (me == root) {
-    announced = op.poolRef(a.recv, total);
-    if (announced != 0 && ((announced - 1) % kCacheLine != 0 || bytes % kCacheLine != 0)) announced = 0;
+    announced = pushTarget(op, a, bytes, n);
     if (announced != 0) eachPeerBlock([&](const void* p, std::size_t b) { op.beforePeersUse(p, b); });
   }
   op.piece(Channel{root, -1}, sizeof announced, everyoneBut(n, root), &announced, &where);
   CXLCCL_TRY(op.run());
   if (me == root) where = announced;
   *pushed = where != 0;
+  comm.gatherPushable(root) = *pushed;
   if (!*pushed) return Status::success();
 
   op.begin(comm.nextOp(), hash);
@@ -70,6 +78,26 @@ Status gatherPushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
   if (me == root) op.copy(bytesAt(a.recv, static_cast<std::size_t>(me) * bytes), a.send, bytes);
   CXLCCL_TRY(op.run());
   if (me == root) eachPeerBlock([&](const void* p, std::size_t b) { op.afterPeersWrote(p, b); });
+  return Status::success();
+}
+
+// The pulled gather: every other rank publishes its block on its ring and the root reads them.
+// With `tellPushable`, the root also tells whether its buffer could have been pushed into, so
+// that the next Gather to it asks first (gatherPushed).
+Status gatherPulled(Comm& comm, Operation& op, const CallArgs& a, std::size_t bytes, bool tellPushable) {
+  const int n = comm.nranks(), me = comm.rank(), root = a.root;
+  op.cutFiner();
+  for (int w = 0; w < n; ++w) {
+    if (w != root) op.piece(Channel{w, -1}, bytes, 1ull << root, a.send, me == root ? bytesAt(a.recv, w * bytes) : nullptr);
+  }
+  std::uint64_t target = 0;
+  if (tellPushable) {
+    if (me == root) target = pushTarget(op, a, bytes, n);
+    op.piece(Channel{root, -1}, sizeof target, everyoneBut(n, root), &target, me == root ? nullptr : &target);
+  }
+  if (me == root) op.copy(bytesAt(a.recv, me * bytes), a.send, bytes);
+  CXLCCL_TRY(op.run());
+  if (tellPushable) comm.gatherPushable(root) = target != 0;
   return Status::success();
 }
 
@@ -236,20 +264,26 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
   op.setReduction(a.type, a.op);
   if (deltaPublish) return runDelta(comm, op, *delta, kind, a, bytes, hash);
   // Gather and Reduce into a root buffer in the pool: pushed by all ranks where the buffers allow.
-  auto pushedForm = kind == Collective::gather && bytes >= kPushBlockBytes    ? gatherPushed
-                    : kind == Collective::reduce && bytes >= kPushReduceBytes ? reducePushed
-                                                                              : nullptr;
-  if (pushedForm != nullptr && n > 1) {
+  const bool mayPush =
+      n > 1 && ((kind == Collective::gather && bytes >= kPushBlockBytes) || (kind == Collective::reduce && bytes >= kPushReduceBytes));
+  bool asked = false;  // where the buffers lie
+  if (mayPush && (kind == Collective::reduce || comm.gatherPushable(a.root))) {
     bool pushed = false;
-    CXLCCL_TRY(pushedForm(comm, op, a, bytes, hash, &pushed));
+    CXLCCL_TRY((kind == Collective::gather ? gatherPushed : reducePushed)(comm, op, a, bytes, hash, &pushed));
     if (pushed) return Status::success();
+    asked = true;
     op.begin(comm.nextOp(), hash);  // the usual plan, after the exchange of where buffers lie
   }
+  if (kind == Collective::gather) return gatherPulled(comm, op, a, bytes, mayPush && !asked);
   auto ring = [](int writer) { return Channel{writer, -1}; };
   const std::uint64_t toRoot = 1ull << a.root;
 
   switch (kind) {
     case Collective::allGather:
+      // Finer chunks for blocks of a few slots, as in Broadcast (2 ranks, 256 / 512 KiB: 16-22 /
+      // 44-56 us a call in slot-sized chunks, 11 / 21-22 in four). Scatter, AllToAll and Send/Recv
+      // gained nothing from it (docs/benchmarks.md).
+      op.cutFiner();
       for (int w = 0; w < n; ++w) op.piece(ring(w), bytes, everyoneBut(n, w), a.send, bytesAt(a.recv, w * bytes));
       op.copy(bytesAt(a.recv, me * bytes), a.send, bytes);
       break;
@@ -261,12 +295,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
       op.piece(ring(a.root), bytes, everyoneBut(n, a.root), a.send, a.recv);
       if (me == a.root) op.copy(a.recv, a.send, bytes);
       break;
-    case Collective::gather:
-      op.cutFiner();
-      for (int w = 0; w < n; ++w) {
-        if (w != a.root) op.piece(ring(w), bytes, toRoot, a.send, me == a.root ? bytesAt(a.recv, w * bytes) : nullptr);
-      }
-      if (me == a.root) op.copy(bytesAt(a.recv, me * bytes), a.send, bytes);
+    case Collective::gather:  // (gatherPulled, above)
       break;
     case Collective::scatter:
       for (int p = 0; p < n; ++p) {

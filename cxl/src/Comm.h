@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -111,6 +112,10 @@ class Comm {
   std::uint64_t nextOp() { return ++opIndex_; }
   // Point to point: the index of the next message on the ring (sender and receiver agree).
   std::uint64_t nextMessage(Channel c) { return ++messages_[static_cast<std::size_t>(channelIndex(c))]; }
+  // Gather to `root`: whether its receive buffer lay in the pool at its last Gather (the root
+  // tells every rank in each call, so all ranks agree). Only then does a Gather start by asking
+  // where the buffer lies (gatherPushed), a round trip that ordinary buffers need not pay.
+  bool& gatherPushable(int root) { return gatherPushable_[static_cast<std::size_t>(root)]; }
   int channelIndex(Channel c) const;
   int channelCount() const { return nranks_ + nranks_ * nranks_; }
   std::vector<std::byte>& scratch(std::size_t bytes);
@@ -146,6 +151,7 @@ class Comm {
   std::vector<std::uint64_t> planned_;
   std::vector<std::uint64_t> publishedSeen_;
   std::vector<std::uint64_t> messages_;
+  std::deque<bool> gatherPushable_;
   std::uint64_t opIndex_ = 0;
   PoolTraffic traffic_;
   std::vector<std::byte> scratch_;

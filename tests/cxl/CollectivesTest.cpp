@@ -164,6 +164,65 @@ TEST_CASE("every collective on buffers in the pool", "[cxl]") {
   checkAllRanks(n, {4099, 131072, 300001}, cxlcclCoherenceFlush, {cxlcclFloat32}, false, 1, true);
 }
 
+// Gather asks where the root's buffer lies (a round trip) only where it lay in the pool at the
+// last Gather to that root; the root says so in every pulled Gather. So a root buffer that moves
+// into the pool is pulled once and pushed from the next call on, one that moves out is asked
+// about once -- and every result is exact. Pushes show in the root's reads: nothing but flags.
+TEST_CASE("Gather pushes into a root buffer in the pool from the second call on and pulls otherwise", "[cxl]") {
+  TempPool pool;
+  cxlcclUniqueId id;
+  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
+  constexpr int kRanks = 3;
+  constexpr std::size_t kCount = 16384;  // 64 KiB blocks of floats: pushed when the buffer allows
+  // Per call, which root and whether its buffer lies in the pool; and whether the root's data
+  // should then come pushed (read: flags only) or pulled (read: the other ranks' blocks).
+  struct Call {
+    int root;
+    bool inPool;
+    bool pushed;
+  };
+  const std::vector<Call> calls = {{0, false, false}, {0, true, false},  {0, true, true},   {1, true, false}, {0, true, true},
+                                   {1, true, true},   {0, false, false}, {0, false, false}, {0, true, false}, {0, true, true}};
+  auto valueOf = [](int rank, std::size_t call, std::size_t i) {
+    return static_cast<float>(rank * 100000 + static_cast<int>((call * kCount + i) % 99991));
+  };
+  std::vector<int> codes = runRanks(kRanks, [&](int rank) {
+    cxlcclComm_t comm = nullptr;
+    if (cxlcclCommInitRank(&comm, kRanks, id, rank) != cxlcclSuccess) return 1;
+    void* inPool = nullptr;
+    if (cxlcclMemAlloc(&inPool, kCount * kRanks * sizeof(float)) != cxlcclSuccess) return 1;
+    std::vector<float> send(kCount), ordinary(kCount * kRanks);
+    int wrong = 0;
+    for (std::size_t c = 0; c < calls.size(); ++c) {
+      const Call& call = calls[c];
+      for (std::size_t i = 0; i < kCount; ++i) send[i] = valueOf(rank, c, i);
+      auto* recv = call.inPool ? static_cast<float*>(inPool) : ordinary.data();
+      std::fill(recv, recv + kCount * kRanks, -1.0f);
+      cxlcclCommStats_t before{}, after{};
+      cxlcclCommStats(comm, &before);
+      if (cxlcclGather(send.data(), recv, kCount, cxlcclFloat, call.root, comm, nullptr) != cxlcclSuccess) return 1;
+      cxlcclCommStats(comm, &after);
+      if (rank != call.root) continue;
+      for (int r = 0; r < kRanks; ++r)
+        for (std::size_t i = 0; i < kCount; ++i) wrong += recv[static_cast<std::size_t>(r) * kCount + i] != valueOf(r, c, i);
+      const std::uint64_t read = after.poolBytesRead - before.poolBytesRead;
+      const bool pushed = read < 1024;
+      if (pushed != call.pushed) {
+        std::fprintf(stderr, "call %zu: the root read %llu bytes from the pool: %s, where %s was due\n", c,
+                     static_cast<unsigned long long>(read), pushed ? "pushed" : "pulled", call.pushed ? "pushed" : "pulled");
+        ++wrong;
+      }
+    }
+    if (wrong != 0) std::fprintf(stderr, "rank %d: %d wrong\n", rank, wrong);
+    cxlcclMemFree(inPool);
+    return cxlcclCommDestroy(comm) == cxlcclSuccess && wrong == 0 ? 0 : 1;
+  });
+  for (int rank = 0; rank < kRanks; ++rank) {
+    INFO("rank " << rank);
+    CHECK(codes[static_cast<std::size_t>(rank)] == 0);
+  }
+}
+
 // A small AllReduce runs in one phase: each rank publishes its whole vector and reduces every
 // rank's into its receive buffer. In place, that must wait until its own vector is published --
 // which a large Broadcast just before delays: the root returns once the last chunks are in its
