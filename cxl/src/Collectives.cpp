@@ -281,8 +281,8 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
   switch (kind) {
     case Collective::allGather:
       // Finer chunks for blocks of a few slots, as in Broadcast (2 ranks, 256 / 512 KiB: 16-22 /
-      // 44-56 us a call in slot-sized chunks, 11 / 21-22 in four). Scatter, AllToAll and Send/Recv
-      // gained nothing from it (docs/benchmarks.md).
+      // 44-56 us a call in slot-sized chunks, 11 / 21-22 in four; Scatter and AllToAll gain as
+      // much in this machine's slow mode, Send/Recv does not: docs/benchmarks.md).
       op.cutFiner();
       for (int w = 0; w < n; ++w) op.piece(ring(w), bytes, everyoneBut(n, w), a.send, bytesAt(a.recv, w * bytes));
       op.copy(bytesAt(a.recv, me * bytes), a.send, bytes);
@@ -298,6 +298,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
     case Collective::gather:  // (gatherPulled, above)
       break;
     case Collective::scatter:
+      op.cutFiner();
       for (int p = 0; p < n; ++p) {
         if (p != a.root) op.piece(ring(a.root), bytes, 1ull << p, bytesAt(a.send, p * bytes), a.recv);
       }
@@ -314,6 +315,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
         CXLCCL_TRY(op.copyNow(copy.data(), a.send, total));
         send = copy.data();
       }
+      op.cutFiner();
       for (int w = 0; w < n; ++w) {
         for (int p = 0; p < n; ++p) {
           if (p != w) op.piece(ring(w), bytes, 1ull << p, bytesAt(send, p * bytes), bytesAt(a.recv, w * bytes));

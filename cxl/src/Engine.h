@@ -67,8 +67,8 @@ class Operation {
   bool onGpu() const { return gpu_ != nullptr; }
   // Pieces of a few slots planned from now on until begin() go in finer chunks (chunkSize()):
   // for a root that reads from every rank (Gather, Reduce), so it starts sooner, and for readers
-  // of one writer (Broadcast) or of every writer (AllGather), so that they copy out while it
-  // copies in.
+  // of one writer (Broadcast, Scatter) or of every writer (AllGather, AllToAll), so that they
+  // copy out while it copies in.
   void cutFiner() { finerChunks_ = true; }
   // Whether send buffers in the pool are published where they lie (default) or copied.
   void publishInPlace(bool allowed) { inPlaceAllowed_ = allowed; }
