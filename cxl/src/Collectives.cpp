@@ -274,7 +274,6 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
     asked = true;
     op.begin(comm.nextOp(), hash);  // the usual plan, after the exchange of where buffers lie
   }
-  if (kind == Collective::gather) return gatherPulled(comm, op, a, bytes, mayPush && !asked);
   auto ring = [](int writer) { return Channel{writer, -1}; };
   const std::uint64_t toRoot = 1ull << a.root;
 
@@ -295,8 +294,8 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
       op.piece(ring(a.root), bytes, everyoneBut(n, a.root), a.send, a.recv);
       if (me == a.root) op.copy(a.recv, a.send, bytes);
       break;
-    case Collective::gather:  // (gatherPulled, above)
-      break;
+    case Collective::gather:
+      return gatherPulled(comm, op, a, bytes, mayPush && !asked);
     case Collective::scatter:
       op.cutFiner();
       for (int p = 0; p < n; ++p) {
