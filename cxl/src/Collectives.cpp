@@ -35,11 +35,22 @@ struct Blocks {
 // Blocks from this size on are gathered by pushing them into a root buffer in the pool.
 constexpr std::size_t kPushBlockBytes = 32 << 10;
 
-// Where the root's receive buffer lies for gatherPushed (pool offset + 1), or 0 when it cannot
-// be pushed into: not in the pool, or its blocks not whole lines (one writer a line).
-std::uint64_t pushTarget(const Operation& op, const CallArgs& a, std::size_t bytes, int n) {
-  const std::uint64_t ref = op.poolRef(a.recv, bytes * static_cast<std::size_t>(n));
-  return ref != 0 && (ref - 1) % kCacheLine == 0 && bytes % kCacheLine == 0 ? ref : 0;
+using Rooted = Comm::Rooted;
+
+// Where a root's receive buffer of `recvBytes` lies for gatherPushed or reducePushed (pool offset
+// + 1), or 0 when it cannot be pushed into: not in the pool, or its blocks of `blockBytes` not
+// whole lines (one writer a line).
+std::uint64_t pushTarget(const Operation& op, void* recv, std::size_t recvBytes, std::size_t blockBytes) {
+  const std::uint64_t ref = op.poolRef(recv, recvBytes);
+  return ref != 0 && (ref - 1) % kCacheLine == 0 && blockBytes % kCacheLine == 0 ? ref : 0;
+}
+
+// The root of a pulled Gather or Reduce tells every rank, beside the data, whether its buffer
+// could have been pushed into (Comm::pushable), so that the next such call to it asks first.
+// `target` must live until the operation has run.
+void tellPushable(Operation& op, int me, int n, int root, std::uint64_t* target, std::uint64_t rootsTarget) {
+  if (me == root) *target = rootsTarget;
+  op.piece(Channel{root, -1}, sizeof *target, everyoneBut(n, root), target, me == root ? nullptr : target);
 }
 
 // Gather straight into a root buffer that lies in the pool (cxlcclMemAlloc): the root announces
@@ -47,7 +58,7 @@ std::uint64_t pushTarget(const Operation& op, const CallArgs& a, std::size_t byt
 // copies its own. One copy a block, made by all ranks at once, where the pulled gather makes two
 // and leaves all the reading to the root. The announcement is a round trip before any data
 // moves, so it is made only where the root's buffer lay in the pool at the last Gather to it
-// (Comm::gatherPushable). `pushed` false: the root's buffer is not usable so (not in the pool,
+// (Comm::pushable). `pushed` false: the root's buffer is not usable so (not in the pool,
 // not line-aligned, a GPU stream); nothing moved but the announcement.
 Status gatherPushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t bytes, std::uint64_t hash, bool* pushed) {
   const int n = comm.nranks(), me = comm.rank(), root = a.root;
@@ -58,14 +69,14 @@ Status gatherPushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
   };
   std::uint64_t announced = 0, where = 0;
   if (me == root) {
-    announced = pushTarget(op, a, bytes, n);
+    announced = pushTarget(op, a.recv, total, bytes);
     if (announced != 0) eachPeerBlock([&](const void* p, std::size_t b) { op.beforePeersUse(p, b); });
   }
   op.piece(Channel{root, -1}, sizeof announced, everyoneBut(n, root), &announced, &where);
   CXLCCL_TRY(op.run());
   if (me == root) where = announced;
   *pushed = where != 0;
-  comm.gatherPushable(root) = *pushed;
+  comm.pushable(Rooted::gather, root) = *pushed;
   if (!*pushed) return Status::success();
 
   op.begin(comm.nextOp(), hash);
@@ -82,22 +93,18 @@ Status gatherPushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
 }
 
 // The pulled gather: every other rank publishes its block on its ring and the root reads them.
-// With `tellPushable`, the root also tells whether its buffer could have been pushed into, so
-// that the next Gather to it asks first (gatherPushed).
-Status gatherPulled(Comm& comm, Operation& op, const CallArgs& a, std::size_t bytes, bool tellPushable) {
+// With `tell`, the root also tells whether its buffer could have been pushed into (tellPushable).
+Status gatherPulled(Comm& comm, Operation& op, const CallArgs& a, std::size_t bytes, bool tell) {
   const int n = comm.nranks(), me = comm.rank(), root = a.root;
   op.cutFiner();
   for (int w = 0; w < n; ++w) {
     if (w != root) op.piece(Channel{w, -1}, bytes, 1ull << root, a.send, me == root ? bytesAt(a.recv, w * bytes) : nullptr);
   }
   std::uint64_t target = 0;
-  if (tellPushable) {
-    if (me == root) target = pushTarget(op, a, bytes, n);
-    op.piece(Channel{root, -1}, sizeof target, everyoneBut(n, root), &target, me == root ? nullptr : &target);
-  }
+  if (tell) tellPushable(op, me, n, root, &target, me == root ? pushTarget(op, a.recv, bytes * static_cast<std::size_t>(n), bytes) : 0);
   if (me == root) op.copy(bytesAt(a.recv, me * bytes), a.send, bytes);
   CXLCCL_TRY(op.run());
-  if (tellPushable) comm.gatherPushable(root) = target != 0;
+  if (tell) comm.pushable(Rooted::gather, root) = target != 0;
   return Status::success();
 }
 
@@ -110,9 +117,11 @@ constexpr std::size_t kPushReduceBytes = 256 << 10;
 // Reduce with every rank's send buffer and the root's receive buffer in the pool: every rank
 // reduces its share of the vector (whole lines of the result) from all send buffers where they
 // lie, straight into the root's buffer -- each does 1/n of the work the pulled reduce leaves to
-// the root. All ranks first tell each other where their buffers lie; a last exchange keeps every
-// send buffer untouched until all ranks have read it. `pushed` false: some buffer is not in the
-// pool (or not line-aligned); nothing moved but the addresses.
+// the root. All ranks first tell each other where their buffers lie -- an exchange before any
+// data moves, so it is made only where the root's buffer lay in the pool at the last Reduce to it
+// (Comm::pushable; without it, 2 ranks, 256 KiB-2 MiB: 15-25% slower a call) -- and a last
+// exchange keeps every send buffer untouched until all ranks have read it. `pushed` false: some
+// buffer is not in the pool (or not line-aligned); nothing moved but the addresses.
 Status reducePushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t bytes, std::uint64_t hash, bool* pushed) {
   const int n = comm.nranks(), me = comm.rank(), root = a.root;
   struct Where {
@@ -120,10 +129,7 @@ Status reducePushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
   };
   Where mine;
   mine.send = op.poolRef(a.send, bytes);
-  if (me == root && bytes % kCacheLine == 0) {
-    mine.recv = op.poolRef(a.recv, bytes);
-    if ((mine.recv - 1) % kCacheLine != 0) mine.recv = 0;
-  }
+  if (me == root) mine.recv = pushTarget(op, a.recv, bytes, bytes);
   if (mine.send != 0) op.beforePeersUse(a.send, bytes);
   if (mine.recv != 0) op.beforePeersUse(a.recv, bytes);
   std::vector<Where> all(static_cast<std::size_t>(n));
@@ -133,6 +139,7 @@ Status reducePushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
   CXLCCL_TRY(op.run());
   std::vector<std::uint64_t> sends;
   for (const Where& w : all) sends.push_back(w.send);
+  comm.pushable(Rooted::reduce, root) = all[static_cast<std::size_t>(root)].recv != 0;
   *pushed = all[static_cast<std::size_t>(root)].recv != 0 && std::find(sends.begin(), sends.end(), 0) == sends.end();
   if (!*pushed) return Status::success();
 
@@ -150,6 +157,27 @@ Status reducePushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
     op.piece(Channel{w, -1}, sizeof kDone, everyoneBut(n, w), &kDone, w == me ? nullptr : &told[static_cast<std::size_t>(w)]);
   CXLCCL_TRY(op.run());
   if (me == root) op.afterPeersWrote(a.recv, bytes);
+  return Status::success();
+}
+
+// The pulled reduce: every other rank publishes its vector on its ring and the root reduces them
+// with its own as the chunks come. With `tell`, the root also tells whether its buffer could have
+// been pushed into (tellPushable).
+Status reducePulled(Comm& comm, Operation& op, const CallArgs& a, std::size_t bytes, bool tell) {
+  const int n = comm.nranks(), me = comm.rank(), root = a.root;
+  op.cutFiner();
+  Operation::Input* inputs = op.inputsFor(static_cast<std::size_t>(n));
+  for (int w = 0; w < n; ++w) {
+    if (w != root) inputs[w].piece = op.piece(Channel{w, -1}, bytes, 1ull << root, a.send, nullptr);
+  }
+  std::uint64_t target = 0;
+  if (tell) tellPushable(op, me, n, root, &target, me == root ? pushTarget(op, a.recv, bytes, bytes) : 0);
+  if (me == root) {
+    inputs[me].local = static_cast<const std::byte*>(a.send);
+    op.combine(a.recv, bytes, inputs, static_cast<std::size_t>(n));
+  }
+  CXLCCL_TRY(op.run());
+  if (tell) comm.pushable(Rooted::reduce, root) = target != 0;
   return Status::success();
 }
 
@@ -267,7 +295,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
   const bool mayPush =
       n > 1 && ((kind == Collective::gather && bytes >= kPushBlockBytes) || (kind == Collective::reduce && bytes >= kPushReduceBytes));
   bool asked = false;  // where the buffers lie
-  if (mayPush && (kind == Collective::reduce || comm.gatherPushable(a.root))) {
+  if (mayPush && comm.pushable(kind == Collective::gather ? Rooted::gather : Rooted::reduce, a.root)) {
     bool pushed = false;
     CXLCCL_TRY((kind == Collective::gather ? gatherPushed : reducePushed)(comm, op, a, bytes, hash, &pushed));
     if (pushed) return Status::success();
@@ -275,7 +303,6 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
     op.begin(comm.nextOp(), hash);  // the usual plan, after the exchange of where buffers lie
   }
   auto ring = [](int writer) { return Channel{writer, -1}; };
-  const std::uint64_t toRoot = 1ull << a.root;
 
   switch (kind) {
     case Collective::allGather:
@@ -323,19 +350,8 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
       op.copy(bytesAt(a.recv, me * bytes), bytesAt(send, me * bytes), bytes);
       break;
     }
-    case Collective::reduce: {
-      op.cutFiner();
-      Operation::Input* inputs = op.inputsFor(static_cast<std::size_t>(n));
-      for (int w = 0; w < n; ++w) {
-        if (w == a.root) continue;
-        inputs[w].piece = op.piece(ring(w), bytes, toRoot, a.send, nullptr);
-      }
-      if (me == a.root) {
-        inputs[me].local = static_cast<const std::byte*>(a.send);
-        op.combine(a.recv, bytes, inputs, static_cast<std::size_t>(n));
-      }
-      break;
-    }
+    case Collective::reduce:
+      return reducePulled(comm, op, a, bytes, mayPush && !asked);
     case Collective::allReduce:
       if (bytes <= kOnePhaseAllReduceBytes) {
         // Small: every rank publishes its whole vector and reduces all of them itself -- one

@@ -113,7 +113,7 @@ Status Comm::attach(const UniqueIdData& id) {
   planned_.assign(static_cast<std::size_t>(channels), 0);
   publishedSeen_.assign(static_cast<std::size_t>(channels), 0);
   messages_.assign(static_cast<std::size_t>(channels), 0);
-  gatherPushable_.assign(static_cast<std::size_t>(nranks_), false);
+  for (std::deque<bool>& rooted : pushable_) rooted.assign(static_cast<std::size_t>(nranks_), false);
   writers_.resize(static_cast<std::size_t>(1 + nranks_));
   for (std::size_t i = 0; i < writers_.size(); ++i) {
     auto slotCount = static_cast<std::size_t>(i == 0 ? options_.layout.chunks : kP2pChunks);

@@ -2,6 +2,7 @@
 // A communicator: one rank's handle on a region of the pool shared with nranks - 1 others.
 // It owns the region view, the rings' bookkeeping, the heartbeat thread and the error state.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -112,10 +113,12 @@ class Comm {
   std::uint64_t nextOp() { return ++opIndex_; }
   // Point to point: the index of the next message on the ring (sender and receiver agree).
   std::uint64_t nextMessage(Channel c) { return ++messages_[static_cast<std::size_t>(channelIndex(c))]; }
-  // Gather to `root`: whether its receive buffer lay in the pool at its last Gather (the root
-  // tells every rank in each call, so all ranks agree). Only then does a Gather start by asking
-  // where the buffer lies (gatherPushed), a round trip that ordinary buffers need not pay.
-  bool& gatherPushable(int root) { return gatherPushable_[static_cast<std::size_t>(root)]; }
+  // Gather or Reduce to `root`: whether the root's receive buffer lay in the pool at the last
+  // such call (the root tells every rank in each call, so all ranks agree). Only then does the
+  // call start by asking where buffers lie (gatherPushed, reducePushed), a round trip that
+  // ordinary buffers need not pay.
+  enum class Rooted { gather, reduce };
+  bool& pushable(Rooted call, int root) { return pushable_[static_cast<std::size_t>(call)][static_cast<std::size_t>(root)]; }
   int channelIndex(Channel c) const;
   int channelCount() const { return nranks_ + nranks_ * nranks_; }
   std::vector<std::byte>& scratch(std::size_t bytes);
@@ -151,7 +154,7 @@ class Comm {
   std::vector<std::uint64_t> planned_;
   std::vector<std::uint64_t> publishedSeen_;
   std::vector<std::uint64_t> messages_;
-  std::deque<bool> gatherPushable_;
+  std::array<std::deque<bool>, 2> pushable_;  // by Rooted
   std::uint64_t opIndex_ = 0;
   PoolTraffic traffic_;
   std::vector<std::byte> scratch_;

@@ -164,18 +164,25 @@ TEST_CASE("every collective on buffers in the pool", "[cxl]") {
   checkAllRanks(n, {4099, 131072, 300001}, cxlcclCoherenceFlush, {cxlcclFloat32}, false, 1, true);
 }
 
-// Gather asks where the root's buffer lies (a round trip) only where it lay in the pool at the
-// last Gather to that root; the root says so in every pulled Gather. So a root buffer that moves
-// into the pool is pulled once and pushed from the next call on, one that moves out is asked
-// about once -- and every result is exact. Pushes show in the root's reads: nothing but flags.
-TEST_CASE("Gather pushes into a root buffer in the pool from the second call on and pulls otherwise", "[cxl]") {
+// Gather and Reduce ask where the root's buffer lies (a round trip) only where it lay in the pool
+// at the last such call to that root; the root says so in every pulled call. So a root buffer
+// that moves into the pool is pulled once and pushed from the next call on, one that moves out
+// is asked about once -- and every result is exact. Pushes show in the root's pool traffic: a
+// pushed Gather's root reads nothing but flags, a pushed Reduce's root writes its share of the
+// result (a pulled one: nothing but flags).
+TEST_CASE("Gather and Reduce push into a root buffer in the pool from the second call on and pull otherwise", "[cxl]") {
+  const std::string kind = GENERATE(as<std::string>{}, "Gather", "Reduce");
+  INFO(kind);
+  const bool reduce = kind == "Reduce";
   TempPool pool;
   cxlcclUniqueId id;
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
   constexpr int kRanks = 3;
-  constexpr std::size_t kCount = 16384;  // 64 KiB blocks of floats: pushed when the buffer allows
-  // Per call, which root and whether its buffer lies in the pool; and whether the root's data
-  // should then come pushed (read: flags only) or pulled (read: the other ranks' blocks).
+  // Floats: Gather blocks of 64 KiB, a Reduce vector of 256 KiB -- pushed where the buffers allow.
+  const std::size_t count = reduce ? 65536 : 16384;
+  const std::size_t recvCount = reduce ? count : count * kRanks;
+  // Per call, which root and whether the buffers lie in the pool (Gather: the root's receive
+  // buffer; Reduce: every send buffer too); and whether the call should then push or pull.
   struct Call {
     int root;
     bool inPool;
@@ -183,38 +190,51 @@ TEST_CASE("Gather pushes into a root buffer in the pool from the second call on 
   };
   const std::vector<Call> calls = {{0, false, false}, {0, true, false},  {0, true, true},   {1, true, false}, {0, true, true},
                                    {1, true, true},   {0, false, false}, {0, false, false}, {0, true, false}, {0, true, true}};
-  auto valueOf = [](int rank, std::size_t call, std::size_t i) {
-    return static_cast<float>(rank * 100000 + static_cast<int>((call * kCount + i) % 99991));
+  auto valueOf = [count](int rank, std::size_t call, std::size_t i) {
+    return static_cast<float>(rank * 100000 + static_cast<int>((call * count + i) % 99991));
+  };
+  auto expected = [&](std::size_t call, std::size_t i) {  // (sums of integers below 2^24: exact)
+    if (!reduce) return valueOf(static_cast<int>(i / count), call, i % count);
+    float sum = 0;
+    for (int r = 0; r < kRanks; ++r) sum += valueOf(r, call, i);
+    return sum;
   };
   std::vector<int> codes = runRanks(kRanks, [&](int rank) {
     cxlcclComm_t comm = nullptr;
     if (cxlcclCommInitRank(&comm, kRanks, id, rank) != cxlcclSuccess) return 1;
-    void* inPool = nullptr;
-    if (cxlcclMemAlloc(&inPool, kCount * kRanks * sizeof(float)) != cxlcclSuccess) return 1;
-    std::vector<float> send(kCount), ordinary(kCount * kRanks);
+    void* recvInPool = nullptr;
+    void* sendInPool = nullptr;
+    if (cxlcclMemAlloc(&recvInPool, recvCount * sizeof(float)) != cxlcclSuccess) return 1;
+    if (cxlcclMemAlloc(&sendInPool, count * sizeof(float)) != cxlcclSuccess) return 1;
+    std::vector<float> sendOrdinary(count), recvOrdinary(recvCount);
     int wrong = 0;
     for (std::size_t c = 0; c < calls.size(); ++c) {
       const Call& call = calls[c];
-      for (std::size_t i = 0; i < kCount; ++i) send[i] = valueOf(rank, c, i);
-      auto* recv = call.inPool ? static_cast<float*>(inPool) : ordinary.data();
-      std::fill(recv, recv + kCount * kRanks, -1.0f);
+      auto* send = call.inPool && reduce ? static_cast<float*>(sendInPool) : sendOrdinary.data();
+      auto* recv = call.inPool ? static_cast<float*>(recvInPool) : recvOrdinary.data();
+      for (std::size_t i = 0; i < count; ++i) send[i] = valueOf(rank, c, i);
+      std::fill(recv, recv + recvCount, -1.0f);
       cxlcclCommStats_t before{}, after{};
       cxlcclCommStats(comm, &before);
-      if (cxlcclGather(send.data(), recv, kCount, cxlcclFloat, call.root, comm, nullptr) != cxlcclSuccess) return 1;
+      cxlcclResult_t result = reduce ? cxlcclReduce(send, recv, count, cxlcclFloat, cxlcclSum, call.root, comm, nullptr)
+                                     : cxlcclGather(send, recv, count, cxlcclFloat, call.root, comm, nullptr);
+      if (result != cxlcclSuccess) return 1;
       cxlcclCommStats(comm, &after);
       if (rank != call.root) continue;
-      for (int r = 0; r < kRanks; ++r)
-        for (std::size_t i = 0; i < kCount; ++i) wrong += recv[static_cast<std::size_t>(r) * kCount + i] != valueOf(r, c, i);
+      for (std::size_t i = 0; i < recvCount; ++i) wrong += recv[i] != expected(c, i);
       const std::uint64_t read = after.poolBytesRead - before.poolBytesRead;
-      const bool pushed = read < 1024;
+      const std::uint64_t written = after.poolBytesWritten - before.poolBytesWritten;
+      const bool pushed = reduce ? written >= 1024 : read < 1024;
       if (pushed != call.pushed) {
-        std::fprintf(stderr, "call %zu: the root read %llu bytes from the pool: %s, where %s was due\n", c,
-                     static_cast<unsigned long long>(read), pushed ? "pushed" : "pulled", call.pushed ? "pushed" : "pulled");
+        std::fprintf(stderr, "call %zu: the root read %llu and wrote %llu bytes in the pool: %s, where %s was due\n", c,
+                     static_cast<unsigned long long>(read), static_cast<unsigned long long>(written), pushed ? "pushed" : "pulled",
+                     call.pushed ? "pushed" : "pulled");
         ++wrong;
       }
     }
     if (wrong != 0) std::fprintf(stderr, "rank %d: %d wrong\n", rank, wrong);
-    cxlcclMemFree(inPool);
+    cxlcclMemFree(sendInPool);
+    cxlcclMemFree(recvInPool);
     return cxlcclCommDestroy(comm) == cxlcclSuccess && wrong == 0 ? 0 : 1;
   });
   for (int rank = 0; rank < kRanks; ++rank) {
