@@ -139,8 +139,9 @@ Status reducePushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
   CXLCCL_TRY(op.run());
   std::vector<std::uint64_t> sends;
   for (const Where& w : all) sends.push_back(w.send);
-  comm.pushable(Rooted::reduce, root) = all[static_cast<std::size_t>(root)].recv != 0;
-  *pushed = all[static_cast<std::size_t>(root)].recv != 0 && std::find(sends.begin(), sends.end(), 0) == sends.end();
+  const bool rootInPool = all[static_cast<std::size_t>(root)].recv != 0;
+  comm.pushable(Rooted::reduce, root) = rootInPool;
+  *pushed = rootInPool && std::find(sends.begin(), sends.end(), 0) == sends.end();
   if (!*pushed) return Status::success();
 
   op.begin(comm.nextOp(), hash);
