@@ -32,12 +32,14 @@ std::vector<MoveRecord> MoveMemory::overlapping(int pid, uint64_t start, uint64_
 }
 
 // The records overlapping [start, end): whether a move `kind` now would send any back the way it
-// came within the window, and the most ping-pongs among them.
+// came within the window (a promotion that earned its copy back excepted), and the most
+// ping-pongs among them.
 std::pair<bool, uint32_t> MoveMemory::history(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const {
   bool back = false;
   uint32_t most = 0;
   for (auto it = firstOverlapping(records_, pid, start); it != records_.end() && it->first.first == pid && it->first.second < end; ++it) {
-    back = back || (opposite(it->second.kind, kind) && now < it->second.interval + window_);
+    const bool earned = it->second.kind == MoveKind::Promotion && it->second.paidBack >= 1;
+    back = back || (opposite(it->second.kind, kind) && !earned && now < it->second.interval + window_);
     most = std::max(most, it->second.pingPongs);
   }
   return {back, most};
@@ -54,11 +56,21 @@ uint32_t MoveMemory::barDoublings(int pid, uint64_t start, uint64_t end, MoveKin
   return most + (back ? 1 : 0);
 }
 
-bool MoveMemory::record(int pid, uint64_t start, uint64_t end, MoveKind kind, int toTier, uint64_t now) {
+bool MoveMemory::record(int pid, uint64_t start, uint64_t end, MoveKind kind, int fromTier, int toTier, uint64_t now) {
   const auto [pingPong, before] = history(pid, start, end, kind, now);
   erase(pid, start, end);
-  records_[{pid, start}] = {end, now, kind, toTier, std::min(kMaxPingPongs, before + (pingPong ? 1 : 0))};
+  records_[{pid, start}] = {end, now, kind, toTier, std::min(kMaxPingPongs, before + (pingPong ? 1 : 0)), fromTier, 0};
   return pingPong;
+}
+
+void MoveMemory::credit(int pid, uint64_t start, uint64_t end, int tier, double hotness, double intervalShare, const MoveValue& value) {
+  for (auto it = firstOverlapping(records_, pid, start); it != records_.end() && it->first.first == pid && it->first.second < end; ++it) {
+    MoveRecord& r = it->second;
+    if (r.kind != MoveKind::Promotion || r.toTier != tier || r.fromTier <= tier) continue;
+    const uint64_t overlap = std::min(end, r.end) - std::max(start, it->first.second);
+    const double gain = value.accessGainNs(hotness, overlap, static_cast<size_t>(r.fromTier), static_cast<size_t>(tier)) * intervalShare;
+    r.paidBack += gain / value.copyCostNs(r.end - it->first.second);
+  }
 }
 
 void MoveMemory::erase(int pid, uint64_t start, uint64_t end) {
@@ -67,7 +79,11 @@ void MoveMemory::erase(int pid, uint64_t start, uint64_t end) {
   while (it != records_.end() && it->first.first == pid && it->first.second < end) {
     const uint64_t s = it->first.second;
     const MoveRecord r = it->second;
-    if (s < start) keep.push_back({s, MoveRecord{start, r.interval, r.kind, r.toTier, r.pingPongs}});
+    if (s < start) {
+      MoveRecord before = r;
+      before.end = start;
+      keep.push_back({s, before});
+    }
     if (r.end > end) keep.push_back({end, r});
     it = records_.erase(it);
   }

@@ -54,6 +54,7 @@ MtmPolicy::MtmPolicy(const config::Config& config) : config_(config), memory_(in
 Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tiers) {
   for (int pid : snap.exited) memory_.forget(pid);
   memory_.prune(snap.regions, snap.interval, kMemoryPerRegion * snap.regions.size() + kMemorySlack);
+  creditStays(snap, tiers);
   if (!predictor_) {
     Plan plan = Planner(config_, snap, tiers, memory_, splitThps_).run();
     planCollapses(snap, plan);
@@ -68,6 +69,16 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
   plan.prediction = {s.groups, s.activeGroups,   s.transitions,       s.predictions, s.hits,
                      s.misses, s.predictedBytes, s.mispredictedBytes, raisedBytes};
   return plan;
+}
+
+// What this interval's accesses earned the promoted memory that stayed where it went (the
+// profiler's own hotness: not the predictor's).
+void MtmPolicy::creditStays(const profiler::Snapshot& snap, const config::TierMap& tiers) {
+  if (tiers.tiers.size() < 2) return;
+  const MoveValue value(config_, tiers);
+  const double intervalShare = double(config_.profiler.intervalMs) / 1000.0 / value.horizonS();
+  for (const auto& r : snap.regions)
+    if (r.tier >= 0) memory_.credit(r.pid, r.start, r.end, r.tier, effectiveHotness(r), intervalShare, value);
 }
 
 Status MtmPolicy::hint(const Hint& hint) {

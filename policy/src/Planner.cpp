@@ -243,7 +243,7 @@ void Planner::commit(Transaction& tx) {
     }
     if (m.end < r.end && !m.hotPartOnly) plan_.cuts.push_back({r.pid, m.end});
     const uint64_t pages = bytesOf(req.ranges) / kPage;
-    if (memory_.record(r.pid, m.start, m.end, m.kind, static_cast<int>(m.to), snap_.interval)) {
+    if (memory_.record(r.pid, m.start, m.end, m.kind, static_cast<int>(m.from), static_cast<int>(m.to), snap_.interval)) {
       if (!plan_.pingPongs.empty() && plan_.pingPongs.back().pid == r.pid)
         plan_.pingPongs.back().pages += pages;
       else

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mtm/MoveRequest.h"
+#include "mtm/policy/MoveValue.h"
 #include "mtm/profiler/Snapshot.h"
 
 namespace mtm::policy {
@@ -25,6 +26,8 @@ struct MoveRecord {
   MoveKind kind = MoveKind::Manual;
   int toTier = -1;
   uint32_t pingPongs = 0;  // moves back the way it came, each within the window of the one before
+  int fromTier = -1;
+  double paidBack = 0;  // a promotion: the share of its copy that its accesses have earned back since
 };
 
 class MoveMemory {
@@ -45,7 +48,13 @@ class MoveMemory {
   uint32_t barDoublings(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const;
 
   // Remembers a committed move; returns whether it was a ping-pong (counted on the range).
-  bool record(int pid, uint64_t start, uint64_t end, MoveKind kind, int toTier, uint64_t now);
+  bool record(int pid, uint64_t start, uint64_t end, MoveKind kind, int fromTier, int toTier, uint64_t now);
+  // Credits the promoted ranges overlapping [start, end) that are still in `tier`, where they went,
+  // with one interval's accesses at `hotness` (effective): `intervalShare` of the gain MoveValue
+  // expects over its horizon, against their copy. A move back after a promotion has earned its copy
+  // back is no ping-pong: the memory was hot while it stayed (a phase shorter than the window),
+  // where a range that flips by chance goes back before it earns anything.
+  void credit(int pid, uint64_t start, uint64_t end, int tier, double hotness, double intervalShare, const MoveValue& value);
 
   void forget(int pid);
   // Drops records older than their retention, those no region of `regions` overlaps, and the

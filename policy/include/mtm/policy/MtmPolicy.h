@@ -40,6 +40,7 @@ class MtmPolicy final : public Policy {
   std::unique_ptr<PhasePredictor> predictor_;     // policy.predict.mode on
 
   void planCollapses(const profiler::Snapshot& snapshot, Plan& plan);
+  void creditStays(const profiler::Snapshot& snapshot, const config::TierMap& tiers);
 };
 
 // The "two_tier" baseline: hot regions below the top tier move up, cold ones in it move to the
