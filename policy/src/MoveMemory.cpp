@@ -66,7 +66,9 @@ bool MoveMemory::record(int pid, uint64_t start, uint64_t end, MoveKind kind, in
 void MoveMemory::credit(int pid, uint64_t start, uint64_t end, int tier, double hotness, double intervalShare, const MoveValue& value) {
   for (auto it = firstOverlapping(records_, pid, start); it != records_.end() && it->first.first == pid && it->first.second < end; ++it) {
     MoveRecord& r = it->second;
-    if (r.kind != MoveKind::Promotion || r.toTier != tier || r.fromTier <= tier) continue;
+    // (A record from before a reload may name a tier the map no longer has.)
+    if (r.kind != MoveKind::Promotion || r.toTier != tier || r.fromTier <= tier || static_cast<size_t>(r.fromTier) >= value.tierCount())
+      continue;
     const uint64_t overlap = std::min(end, r.end) - std::max(start, it->first.second);
     const double gain = value.accessGainNs(hotness, overlap, static_cast<size_t>(r.fromTier), static_cast<size_t>(tier)) * intervalShare;
     r.paidBack += gain / value.copyCostNs(r.end - it->first.second);

@@ -559,6 +559,19 @@ TEST_CASE("a move back after the promotion earned its copy is no ping-pong", "[p
   CHECK(p.memory().pingPongs(7, s.regions[0].start, s.regions[0].end) == (hotFor > 0 ? 0u : 1u));
 }
 
+// After a reload with fewer tiers, a record may name a tier the map no longer has: no credit.
+TEST_CASE("a promotion is credited only from tiers the map has", "[policy]") {
+  MoveMemory m(30);
+  m.record(7, 0, 8 << 20, MoveKind::Promotion, 3, 0, 1);
+  m.record(7, 8 << 20, 16 << 20, MoveKind::Promotion, 1, 0, 1);
+  const MoveValue twoTiers(cfg(), tiers({{1024, 512}, {1024, 512}}));
+  m.credit(7, 0, 16 << 20, 0, 0.95, 1.0, twoTiers);
+  const auto records = m.overlapping(7, 0, 16 << 20);
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].paidBack == 0);
+  CHECK(records[1].paidBack > 0);
+}
+
 TEST_CASE("the policy's memory stays bounded as regions split and merge and processes come and go", "[policy]") {
   MtmPolicy p(cfg());
   auto t = tiers({{1024, 512}, {1024, 512}, {1024, 512}, {1024, 512}});

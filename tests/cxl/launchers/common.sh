@@ -56,9 +56,13 @@ one_then_two_jobs() {
   shift
   "$@" --seconds 0.5 > "$scratch/one.out" || { cat "$scratch/one.out" >&2; fail "a job started by $name failed"; }
   check_job "$scratch/one.out" 2
-  "$@" --seconds 3 > "$scratch/a.out" &
+  # Each job its own TMPDIR: two Open MPI launchers that create their session directory
+  # (TMPDIR/ompi.HOST.UID) at the same moment race, and one fails in orte_init with "mkdir:
+  # File exists" (seen once in CI's ASan pass).
+  mkdir -p "$scratch/tmp-a" "$scratch/tmp-b"
+  TMPDIR=$scratch/tmp-a "$@" --seconds 3 > "$scratch/a.out" &
   first=$!
-  "$@" --seconds 3 > "$scratch/b.out" &
+  TMPDIR=$scratch/tmp-b "$@" --seconds 3 > "$scratch/b.out" &
   second=$!
   wait $first || { cat "$scratch/a.out" >&2; fail "the first of two concurrent $name jobs failed"; }
   wait $second || { cat "$scratch/b.out" >&2; fail "the second of two concurrent $name jobs failed"; }

@@ -43,6 +43,7 @@ class MoveValue {
   double copyCostNs(uint64_t bytes) const;
 
   double horizonS() const { return horizonS_; }
+  size_t tierCount() const { return latencyNs_.size(); }
 
  private:
   std::vector<double> latencyNs_;
