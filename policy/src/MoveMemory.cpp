@@ -22,12 +22,18 @@ auto firstOverlapping(Map& records, int pid, uint64_t start) {
   return it;
 }
 
+// Calls fn(start, record) for each record of pid overlapping [start, end), in address order.
+template <typename Map, typename Fn>
+void forOverlapping(Map& records, int pid, uint64_t start, uint64_t end, Fn fn) {
+  for (auto it = firstOverlapping(records, pid, start); it != records.end() && it->first.first == pid && it->first.second < end; ++it)
+    fn(it->first.second, it->second);
+}
+
 }  // namespace
 
 std::vector<MoveRecord> MoveMemory::overlapping(int pid, uint64_t start, uint64_t end) const {
   std::vector<MoveRecord> out;
-  for (auto it = firstOverlapping(records_, pid, start); it != records_.end() && it->first.first == pid && it->first.second < end; ++it)
-    out.push_back(it->second);
+  forOverlapping(records_, pid, start, end, [&](uint64_t, const MoveRecord& r) { out.push_back(r); });
   return out;
 }
 
@@ -37,11 +43,11 @@ std::vector<MoveRecord> MoveMemory::overlapping(int pid, uint64_t start, uint64_
 std::pair<bool, uint32_t> MoveMemory::history(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const {
   bool back = false;
   uint32_t most = 0;
-  for (auto it = firstOverlapping(records_, pid, start); it != records_.end() && it->first.first == pid && it->first.second < end; ++it) {
-    const bool earned = it->second.kind == MoveKind::Promotion && it->second.paidBack >= 1;
-    back = back || (opposite(it->second.kind, kind) && !earned && now < it->second.interval + window_);
-    most = std::max(most, it->second.pingPongs);
-  }
+  forOverlapping(records_, pid, start, end, [&](uint64_t, const MoveRecord& r) {
+    const bool earned = r.kind == MoveKind::Promotion && r.paidBack >= 1;
+    back = back || (opposite(r.kind, kind) && !earned && now < r.interval + window_);
+    most = std::max(most, r.pingPongs);
+  });
   return {back, most};
 }
 
@@ -64,15 +70,14 @@ bool MoveMemory::record(int pid, uint64_t start, uint64_t end, MoveKind kind, in
 }
 
 void MoveMemory::credit(int pid, uint64_t start, uint64_t end, int tier, double hotness, double intervalShare, const MoveValue& value) {
-  for (auto it = firstOverlapping(records_, pid, start); it != records_.end() && it->first.first == pid && it->first.second < end; ++it) {
-    MoveRecord& r = it->second;
+  forOverlapping(records_, pid, start, end, [&](uint64_t from, MoveRecord& r) {
     // (A record from before a reload may name a tier the map no longer has.)
     if (r.kind != MoveKind::Promotion || r.toTier != tier || r.fromTier <= tier || static_cast<size_t>(r.fromTier) >= value.tierCount())
-      continue;
-    const uint64_t overlap = std::min(end, r.end) - std::max(start, it->first.second);
+      return;
+    const uint64_t overlap = std::min(end, r.end) - std::max(start, from);
     const double gain = value.accessGainNs(hotness, overlap, static_cast<size_t>(r.fromTier), static_cast<size_t>(tier)) * intervalShare;
-    r.paidBack += gain / value.copyCostNs(r.end - it->first.second);
-  }
+    r.paidBack += gain / value.copyCostNs(r.end - from);
+  });
 }
 
 void MoveMemory::erase(int pid, uint64_t start, uint64_t end) {
