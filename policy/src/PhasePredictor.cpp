@@ -9,7 +9,8 @@ namespace mtm::policy {
 namespace {
 
 constexpr size_t kMinGroupChunks = 2;    // a cohort smaller than this is noise
-constexpr double kJoinOverlap = 0.5;     // of the smaller of cohort and group
+constexpr double kJoinOverlap = 0.5;     // of the cohort
+constexpr double kEpisodeShare = 0.25;   // of its group: a cohort that ends an episode
 constexpr uint64_t kForgetAfter = 4096;  // intervals without being hot
 constexpr double kLagSmoothing = 4;      // running mean over about this many onsets
 constexpr uint64_t kMinPatience = 2;     // intervals a prediction waits past its expected onset
@@ -30,6 +31,7 @@ void appendRun(std::vector<PhasePredictor::Prediction>& runs, int pid, uint64_t 
 
 PhasePredictor::PhasePredictor(const config::Config& config, Limits limits)
     : hotThreshold_(config.policy.hotThreshold),
+      coldThreshold_(config.policy.coldThreshold),
       minConfidence_(config.policy.predict.minConfidence),
       horizon_(uint64_t{config.policy.predict.horizonS} * 1000 / std::max<uint32_t>(1, config.profiler.intervalMs)),
       limits_(limits) {}
@@ -61,23 +63,29 @@ void PhasePredictor::observeTarget(int pid, Target& t, const std::vector<const p
 void PhasePredictor::markChunks(Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval,
                                 std::vector<uint64_t>& cooled) const {
   struct Cover {
-    uint64_t bytes = 0;
+    uint64_t hotBytes = 0, warmBytes = 0;  // at or above hot_threshold; above cold_threshold
     double hotness = 0, confidence = 0;
   };
   std::unordered_map<uint64_t, Cover> cover;
   for (const auto* r : regions) {
-    if (r->hotness < hotThreshold_) continue;
+    if (r->hotness <= coldThreshold_) continue;
     for (uint64_t c = r->start / kChunkBytes; c * kChunkBytes < r->end; ++c) {
       const uint64_t lo = std::max(r->start, c * kChunkBytes), hi = std::min(r->end, (c + 1) * kChunkBytes);
       Cover& k = cover[c];
-      k.bytes += hi - lo;
+      k.warmBytes += hi - lo;
+      if (r->hotness < hotThreshold_) continue;
+      k.hotBytes += hi - lo;
       k.hotness = std::max(k.hotness, r->hotness);
       k.confidence = std::max(k.confidence, r->confidence);
     }
   }
+  // Hysteresis: a chunk turns hot when hot regions cover half of it, and stays hot while regions
+  // above cold_threshold do -- a hotness that hovers at the threshold (few checks an interval)
+  // does not make a phase end and begin again.
   for (const auto& [index, k] : cover) {
-    if (k.bytes * 2 < kChunkBytes) continue;
     auto it = t.chunks.find(index);
+    const bool wasHot = it != t.chunks.end() && it->second.hot;
+    if ((wasHot ? k.warmBytes : k.hotBytes) * 2 < kChunkBytes) continue;
     if (it == t.chunks.end()) {
       if (t.chunks.size() >= limits_.chunksPerTarget) continue;
       it = t.chunks.emplace(index, Chunk{}).first;
@@ -111,7 +119,7 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
   for (const auto& [g, n] : overlap) {
     auto it = t.groups.find(g);
     if (it == t.groups.end()) continue;
-    const double share = double(n) / double(std::min(cohort.size(), it->second.members.size()));
+    const double share = double(n) / double(cohort.size());
     if (share > bestShare) {
       best = g;
       bestShare = share;
@@ -144,14 +152,27 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
     hotness += chunk.hotness;
     confidence += chunk.confidence;
   }
+  // When the cohort is an episode's end (a good share of the group, not a few chunks that
+  // flickered), members that took no part in it (not hot since its run began) leave: a group
+  // founded by noise -- a start-up that touches everything -- narrows to what recurs.
   std::vector<uint64_t> members;
   std::set_union(group.members.begin(), group.members.end(), cohort.begin(), cohort.end(), std::back_inserter(members));
+  const bool episode = double(cohort.size()) >= kEpisodeShare * double(group.members.size());
+  std::erase_if(members, [&](uint64_t c) {
+    if (!episode) return false;
+    auto it = t.chunks.find(c);
+    if (it != t.chunks.end() && it->second.lastHot >= since) return false;
+    if (it != t.chunks.end()) it->second.group = 0;
+    return true;
+  });
   group.members = std::move(members);
   group.hotness = hotness / double(cohort.size());
   group.confidence = confidence / double(cohort.size());
   MTM_DEBUG("predict group={} {} cohort_chunks={} members={} hotness={:.2f}", best, founded ? "founded" : "joined", cohort.size(),
             group.members.size(), group.hotness);
-  if (founded) onset(t, best, since);
+  // A founded group's onset, or a joined one's that was missed (too few of its members were hot
+  // for it to turn active): when the cohort's run began.
+  if (founded || group.onset < since) onset(t, best, since);
   // The episode that ended: from the group's onset (just learned, for a founded one) to now.
   if (group.onset <= interval && (founded || group.lastActive + 1 >= interval)) {
     group.durations = std::min(group.durations + 1, kLagSmoothing);
@@ -294,9 +315,11 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
       expect(t, best->group, expected, std::max(kMinPatience, static_cast<uint64_t>(best->lagMean / 2)) + spread, t.lastOnsetGroup);
   }
   for (const Pending& p : t.pending) {
-    // The group before it ends by then, as its episodes usually do: predicted to cool.
-    if (auto from = t.groups.find(p.from); from != t.groups.end() && from->second.active && from->second.durations > 0 &&
-                                           double(from->second.onset) + from->second.duration <= double(p.giveUp))
+    // The group before it ends by then, as its episodes usually do: predicted to cool from the
+    // horizon before its expected end (the lead the predicted group moves up with), not before --
+    // a phase that outlasts the prediction keeps its memory until then.
+    if (auto from = t.groups.find(p.from);
+        from != t.groups.end() && from->second.active && from->second.durations > 0 && endsWithin(from->second, interval, p.giveUp))
       for (uint64_t c : from->second.members)
         if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) appendRun(coolings_, pid, c, 0, 0);
     const Group& g = t.groups.at(p.group);
@@ -305,6 +328,11 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
       appendRun(predictions_, pid, c, g.hotness, g.confidence);
     }
   }
+}
+
+bool PhasePredictor::endsWithin(const Group& g, uint64_t interval, uint64_t giveUp) const {
+  const double end = double(g.onset) + g.duration;
+  return end <= double(giveUp) && double(interval + horizon_) >= end;
 }
 
 // Chunks not hot for a long time leave their groups; empty groups and links to them go.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "mtm/Log.h"
+
 namespace mtm::policy {
 namespace {
 
@@ -109,8 +111,15 @@ void Planner::promoteHot() {
   for (size_t i : order_) {
     const auto& r = snap_.regions[i];
     if (r.hotness < pc.hotThreshold + pc.promoteMargin) continue;  // ranked by effective hotness
-    if (r.tier <= 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || planned_[i] || cooling(r, MoveKind::Promotion)) continue;
+    if (r.tier <= 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || planned_[i]) continue;
+    if (cooling(r, MoveKind::Promotion)) {
+      MTM_DEBUG("plan hold pid={} range={:#x}-{:#x} hotness={:.2f} tier={}: cooling down (ping-pongs {})", r.pid, r.start, r.end, r.hotness,
+                r.tier, memory_.pingPongs(r.pid, r.start, r.end));
+      continue;
+    }
     promote(i);
+    if (!planned_[i])
+      MTM_DEBUG("plan hold pid={} range={:#x}-{:#x} hotness={:.2f} tier={}: no room that pays", r.pid, r.start, r.end, r.hotness, r.tier);
   }
 }
 

@@ -107,6 +107,81 @@ TEST_CASE("predictor: phase lengths that vary by a fifth are still predicted", "
   CHECK(p.stats().mispredictedBytes <= p.stats().predictedBytes / 4);
 }
 
+TEST_CASE("predictor: a phase that varies in length keeps its memory until the horizon before its usual end", "[policy][predict]") {
+  // Phases of 14-26 intervals (mean 20), horizon 2 intervals: the next group is predicted from
+  // as early as 2 + twice the lag's deviation (about 6) before its onset, but the current one is
+  // predicted to cool only from 2 before its usual end (a running mean of its lengths).
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  std::mt19937 rng(GENERATE(1, 2, 3, 4, 5));
+  std::uniform_int_distribution<uint64_t> length(14, 26);
+  uint64_t coolingPhases = 0, earliest = 100;
+  for (int cycle = 0; cycle < 6; ++cycle)
+    for (int g : {0, 1, 2}) {
+      const uint64_t n = length(rng);
+      for (uint64_t i = 0; i < n; ++i, ++now) {
+        p.observe(phaseSnapshot(now, g, 3));
+        const auto r = groupRegion(g, 0, 1);
+        const bool cooled =
+            std::any_of(p.coolings().begin(), p.coolings().end(), [&](const auto& c) { return c.start < r.end && c.end > r.start; });
+        if (!cooled) continue;
+        earliest = std::min(earliest, i);
+        coolingPhases += i + 1 == n ? 1 : 0;
+      }
+    }
+  // Before the rule, cooling began 4-9 intervals into a phase with these seeds; now 12-18.
+  CHECK(earliest >= 11);
+  CHECK(coolingPhases >= 4);  // and it does make room: at the end of a third of the phases at least
+}
+
+TEST_CASE("predictor: a start-up that touches all memory does not glue the phases into one group", "[policy][predict]") {
+  // Intervals 0-1: the three phases' memory and a fourth region written at start-up, all hot;
+  // then the cycle. The start-up cohort founds a group of everything but phase 0: each phase that
+  // joins it must take its own memory out of it, so that the cycle is still learned (before the
+  // rule, one group held it all and no phase was ever predicted).
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  for (; now < 2; ++now) {
+    profiler::Snapshot s = phaseSnapshot(now, 0, 4);
+    for (auto& r : s.regions) r.hotness = 0.9;
+    p.observe(s);
+  }
+  run(p, {0, 1, 2, 0, 1, 2}, 10, &now);  // the first lags learned include start-up: two cycles
+  const auto later = run(p, {0, 1, 2, 0, 1, 2}, 10, &now);
+  for (size_t phase = 0; phase < later.size(); ++phase) {
+    INFO("phase " << phase);
+    CHECK(later[phase]);
+  }
+  CHECK_FALSE(predicts(p, 3));  // the start-up region is in no phase's prediction
+}
+
+TEST_CASE("predictor: a hot set whose hotness hovers at the threshold is one episode", "[policy][predict]") {
+  // Under emulation a hot region reads 0.55 one interval and 0.45 the next (few checks): its
+  // chunks stay hot while above cold_threshold, so each phase is one episode and the cycle is
+  // learned as with sharp phases (without the hysteresis every dip ends a phase).
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  auto phases = [&](int cycles) {
+    std::vector<bool> ahead;
+    for (int cycle = 0; cycle < cycles; ++cycle)
+      for (int hot = 0; hot < 3; ++hot)
+        for (uint64_t i = 0; i < 10; ++i, ++now) {
+          if (i == 0) ahead.push_back(predicts(p, hot));
+          profiler::Snapshot s = phaseSnapshot(now, hot, 3);
+          s.regions[static_cast<size_t>(hot)].hotness = i % 2 == 0 ? 0.55 : 0.45;
+          p.observe(s);
+        }
+    return ahead;
+  };
+  phases(2);
+  const auto third = phases(1);
+  CHECK(p.stats().groups == 3);
+  for (size_t phase = 0; phase < third.size(); ++phase) {
+    INFO("phase " << phase);
+    CHECK(third[phase]);
+  }
+}
+
 TEST_CASE("predictor: a broken cycle is unlearned", "[policy][predict]") {
   PhasePredictor p(predictOn());
   uint64_t now = 0;

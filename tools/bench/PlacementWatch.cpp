@@ -50,6 +50,7 @@ struct Fractions {
 
 struct PhaseResult {
   double reaction = -1;  // seconds until hotTop >= 0.8; -1: never
+  double startTop = -1;  // hotTop at the phase's first sample, within one period of its start
   Fractions end;
   double samples = 0;
 };
@@ -231,6 +232,7 @@ int main(int argc, char** argv) {
     auto& p = phases[phase];
     const double since = now - truth.phases[phase].start;
     if (p.reaction < 0 && f->hotTop >= 0.8) p.reaction = since;
+    if (p.samples == 0) p.startTop = f->hotTop;
     p.end = *f;
     p.samples += 1;
     weighted[0] += f->hotTop;
@@ -243,16 +245,18 @@ int main(int argc, char** argv) {
   const double migratedMiB = double(vmstat("pgmigrate_success") - migratedBefore) * kPage / double(1 << 20);
   bench::BenchReport report("placement of mtm-test-hotset under " + label, {{"phase", "", 6, 0},
                                                                             {"reaction", "s", 9, 1},
+                                                                            {"start_top", "", 10, 3},
                                                                             {"hot_top", "", 8, 3},
                                                                             {"old_top", "", 8, 3},
                                                                             {"old_next", "", 9, 3},
                                                                             {"old_bottom", "", 11, 3},
                                                                             {"cold_top", "", 9, 3}});
   report.note("reaction: seconds from the phase change until 80% of the new hot set is in the top tier (-1: never)");
+  report.note("start_top: the fraction of the new hot set in the top tier at the phase's first sample (within one period)");
   report.note("at the phase's last sample: fractions in the top tier of the hot set, of the previous phase's hot set");
   report.note("(old; old_next, old_bottom: in the second and in the slowest tier) and of the rest (cold)");
   for (size_t i = 0; i < phases.size(); ++i)
-    report.row({}, {double(i), phases[i].reaction, phases[i].end.hotTop, phases[i].end.oldTop, phases[i].end.oldNext,
+    report.row({}, {double(i), phases[i].reaction, phases[i].startTop, phases[i].end.hotTop, phases[i].end.oldTop, phases[i].end.oldNext,
                     phases[i].end.oldBottom, phases[i].end.coldTop});
   const auto oracle = bench::oracleMoves(truth.phases, room / bench::kGranule);
   const double oracleMiB = double(oracle.total() * bench::kGranule) / double(1 << 20);

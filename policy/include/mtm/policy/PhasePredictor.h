@@ -10,7 +10,9 @@
 //   every chunk's hotness decays at once, where its start is found piecemeal by the checks). A
 //   cooling cohort joins the group it overlaps most (half of the smaller at least), else founds
 //   one, whose onset is when its first chunk turned hot: so one cycle of a recurring pattern
-//   teaches its groups and their order, and the second is predicted.
+//   teaches its groups and their order, and the second is predicted. Members not hot since the
+//   joining cohort's run began leave the group (noise that founded it, a start-up that touched
+//   everything, does not stay in it).
 // - Phases: an interval's phase is its set of active groups (half their chunks hot). Each time a
 //   group becomes active (its onset), the previous onset's group learns it as a successor, with
 //   the lag between the two onsets (a running mean) and a weight: the successor's share of the
@@ -20,8 +22,9 @@
 //   horizon_s away, its chunks are predicted hot, with the hotness and confidence the group last
 //   showed, until it becomes active (a hit) or its expected onset is half a lag and twice the
 //   deviation past (a miss: its bytes count as mispredicted and the transition's weight halves).
-//   The group before it, when its episodes usually end by then, is predicted to cool: the plan
-//   may send it down to make the room (a tier that holds one phase's memory, not two).
+//   The group before it, when its episodes usually end by then, is predicted to cool from
+//   horizon_s before its usual end: the plan may send it down to make the room (a tier that
+//   holds one phase's memory, not two), and a phase that runs long keeps its memory until then.
 // - Hints (mtmctl hint, mtm/hint.h): "these ranges are used together" founds a group of their
 //   chunks at once; "phase N begins" predicts at once the groups whose onsets fell in phase N
 //   last time, and the onsets that follow are filed under N.
@@ -132,11 +135,15 @@ class PhasePredictor {
   void onset(Target& t, uint32_t group, uint64_t interval);
   void predict(int pid, Target& t, uint64_t interval);
   void forgetStale(Target& t, uint64_t interval);
+  // Whether active group g's episode, at its usual length, ends by `giveUp` and within the
+  // horizon of `interval`.
+  bool endsWithin(const Group& g, uint64_t interval, uint64_t giveUp) const;
   uint64_t bytesOf(const Group& g) const { return g.members.size() * kChunkBytes; }
   // A prediction of `group` from now until `patience` intervals past `expected`.
   void expect(Target& t, uint32_t group, uint64_t expected, uint64_t patience, uint32_t from);
 
   const double hotThreshold_;
+  const double coldThreshold_;
   const double minConfidence_;
   const uint64_t horizon_;  // intervals
   const Limits limits_;
