@@ -157,14 +157,13 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
   // founded by noise -- a start-up that touches everything -- narrows to what recurs.
   std::vector<uint64_t> members;
   std::set_union(group.members.begin(), group.members.end(), cohort.begin(), cohort.end(), std::back_inserter(members));
-  const bool episode = double(cohort.size()) >= kEpisodeShare * double(group.members.size());
-  std::erase_if(members, [&](uint64_t c) {
-    if (!episode) return false;
-    auto it = t.chunks.find(c);
-    if (it != t.chunks.end() && it->second.lastHot >= since) return false;
-    if (it != t.chunks.end()) it->second.group = 0;
-    return true;
-  });
+  if (double(cohort.size()) >= kEpisodeShare * double(group.members.size()))
+    std::erase_if(members, [&](uint64_t c) {
+      auto it = t.chunks.find(c);
+      if (it != t.chunks.end() && it->second.lastHot >= since) return false;
+      if (it != t.chunks.end()) it->second.group = 0;
+      return true;
+    });
   group.members = std::move(members);
   group.hotness = hotness / double(cohort.size());
   group.confidence = confidence / double(cohort.size());

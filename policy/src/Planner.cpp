@@ -113,8 +113,9 @@ void Planner::promoteHot() {
     if (r.hotness < pc.hotThreshold + pc.promoteMargin) continue;  // ranked by effective hotness
     if (r.tier <= 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || planned_[i]) continue;
     if (cooling(r, MoveKind::Promotion)) {
-      MTM_DEBUG("plan hold pid={} range={:#x}-{:#x} hotness={:.2f} tier={}: cooling down (ping-pongs {})", r.pid, r.start, r.end, r.hotness,
-                r.tier, memory_.pingPongs(r.pid, r.start, r.end));
+      if (log::get().should_log(spdlog::level::debug))  // pingPongs() walks the records again
+        MTM_DEBUG("plan hold pid={} range={:#x}-{:#x} hotness={:.2f} tier={}: cooling down (ping-pongs {})", r.pid, r.start, r.end,
+                  r.hotness, r.tier, memory_.pingPongs(r.pid, r.start, r.end));
       continue;
     }
     promote(i);
