@@ -38,14 +38,13 @@ std::vector<MoveRecord> MoveMemory::overlapping(int pid, uint64_t start, uint64_
 }
 
 // The records overlapping [start, end): whether a move `kind` now would send any back the way it
-// came within the window (a promotion that earned its copy back excepted), and the most
+// came within the window (a move that proved right excepted), and the most
 // ping-pongs among them.
 std::pair<bool, uint32_t> MoveMemory::history(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const {
   bool back = false;
   uint32_t most = 0;
   forOverlapping(records_, pid, start, end, [&](uint64_t, const MoveRecord& r) {
-    const bool earned = r.kind == MoveKind::Promotion && r.paidBack >= 1;
-    back = back || (opposite(r.kind, kind) && !earned && now < r.interval + window_);
+    back = back || (opposite(r.kind, kind) && r.earned < 1 && now < r.interval + window_);
     most = std::max(most, r.pingPongs);
   });
   return {back, most};
@@ -76,7 +75,15 @@ void MoveMemory::credit(int pid, uint64_t start, uint64_t end, int tier, double 
       return;
     const uint64_t overlap = std::min(end, r.end) - std::max(start, from);
     const double gain = value.accessGainNs(hotness, overlap, static_cast<size_t>(r.fromTier), static_cast<size_t>(tier)) * intervalShare;
-    r.paidBack += gain / value.copyCostNs(r.end - from);
+    r.earned += gain / value.copyCostNs(r.end - from);
+  });
+}
+
+void MoveMemory::creditCold(int pid, uint64_t start, uint64_t end, int tier, bool cold, double share) {
+  forOverlapping(records_, pid, start, end, [&](uint64_t from, MoveRecord& r) {
+    if (r.kind != MoveKind::Demotion || r.toTier != tier || r.earned >= 1) return;
+    const uint64_t overlap = std::min(end, r.end) - std::max(start, from);
+    r.earned = cold ? r.earned + share * double(overlap) / double(r.end - from) : 0;
   });
 }
 

@@ -71,14 +71,19 @@ Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tier
   return plan;
 }
 
-// What this interval's accesses earned the promoted memory that stayed where it went (the
-// profiler's own hotness: not the predictor's).
+// What this interval's accesses earned the promoted memory that stayed where it went, and how
+// much colder the demoted memory proved (the profiler's own hotness: not the predictor's).
 void MtmPolicy::creditStays(const profiler::Snapshot& snap, const config::TierMap& tiers) {
   if (tiers.tiers.size() < 2) return;
   const MoveValue value(config_, tiers);
   const double intervalShare = double(config_.profiler.intervalMs) / 1000.0 / value.horizonS();
-  for (const auto& r : snap.regions)
-    if (r.tier >= 0) memory_.credit(r.pid, r.start, r.end, r.tier, effectiveHotness(r), intervalShare, value);
+  const double cooldownShare = 1.0 / double(intervalsIn(config_.policy.cooldownS, config_));
+  for (const auto& r : snap.regions) {
+    if (r.tier < 0) continue;
+    const double hotness = effectiveHotness(r);
+    memory_.credit(r.pid, r.start, r.end, r.tier, hotness, intervalShare, value);
+    memory_.creditCold(r.pid, r.start, r.end, r.tier, hotness <= config_.policy.coldThreshold, cooldownShare);
+  }
 }
 
 Status MtmPolicy::hint(const Hint& hint) {

@@ -199,15 +199,25 @@ bool Planner::reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double li
     const size_t i = c.regions[at];
     if (planned_[i]) continue;
     const auto& r = snap_.regions[i];
-    const uint64_t size = r.end - r.start;
+    const uint64_t start = demotedFrom(r, static_cast<uint64_t>(bytes - freed)), size = r.end - start;
     for (size_t down = tier + 1; down < tiers_.tiers.size(); ++down) {
       if (spare(tx, down) < static_cast<int64_t>(size)) continue;
-      if (!reserve(tx, {i, tier, down, MoveKind::Demotion, r.start, r.end, false})) return false;
+      if (!reserve(tx, {i, tier, down, MoveKind::Demotion, start, r.end, false})) return false;
       freed += static_cast<int64_t>(size);
       break;
     }
   }
   return freed >= bytes || (!wholeOrNothing && freed > 0);
+}
+
+// Where a demotion of r that must free `need` bytes begins: a region at least twice the need
+// (from a 2 MiB boundary) gives only its tail -- a coarse cold region does not go down whole for
+// a few MiB of room, and when its memory turns hot again only that tail must come back; the
+// profiler cuts the region there. A smaller one goes whole: cut into ever smaller pieces, the
+// pieces' histories part and each moves on its own.
+uint64_t Planner::demotedFrom(const profiler::RegionInfo& r, uint64_t need) const {
+  const uint64_t cut = (r.end - std::min(r.end - r.start, need)) & ~(kThp - 1);
+  return cut > r.start && r.end - cut <= (r.end - r.start) / 2 ? cut : r.start;
 }
 
 int64_t Planner::demotable(const Transaction& tx, size_t tier, double limit) const {
@@ -251,7 +261,11 @@ void Planner::commit(Transaction& tx) {
       req.splitPartialThps = true;
       for (uint64_t a = r.start & ~(kThp - 1); a < r.end; a += kThp) splitThps_.insert({r.pid, a});
     }
-    if (m.end < r.end && !m.hotPartOnly) plan_.cuts.push_back({r.pid, m.end});
+    if (!m.hotPartOnly) {  // a part of the region: the profiler cuts it where the part begins and ends
+      const bool cutBefore = !plan_.cuts.empty() && plan_.cuts.back().pid == r.pid && plan_.cuts.back().addr == m.start;
+      if (m.start > r.start && !cutBefore) plan_.cuts.push_back({r.pid, m.start});
+      if (m.end < r.end) plan_.cuts.push_back({r.pid, m.end});
+    }
     const uint64_t pages = bytesOf(req.ranges) / kPage;
     if (memory_.record(r.pid, m.start, m.end, m.kind, static_cast<int>(m.from), static_cast<int>(m.to), snap_.interval)) {
       if (!plan_.pingPongs.empty() && plan_.pingPongs.back().pid == r.pid)

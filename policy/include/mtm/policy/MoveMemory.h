@@ -27,7 +27,9 @@ struct MoveRecord {
   int toTier = -1;
   uint32_t pingPongs = 0;  // moves back the way it came, each within the window of the one before
   int fromTier = -1;
-  double paidBack = 0;  // a promotion: the share of its copy that its accesses have earned back since
+  // How far the move has proved right, 1 = proved: a promotion, the share of its copy that its
+  // accesses have earned back since; a demotion, the share of a cooldown it has stayed cold since.
+  double earned = 0;
 };
 
 class MoveMemory {
@@ -55,6 +57,12 @@ class MoveMemory {
   // back is no ping-pong: the memory was hot while it stayed (a phase shorter than the window),
   // where a range that flips by chance goes back before it earns anything.
   void credit(int pid, uint64_t start, uint64_t end, int tier, double hotness, double intervalShare, const MoveValue& value);
+  // Credits the demoted ranges overlapping [start, end) that are still in `tier`, where they went,
+  // with one interval: `cold` adds `share` (of the range's bytes, for the overlap), a warm
+  // interval starts them over until they have proved right. A move back after a demotion stayed
+  // cold for a cooldown is no ping-pong: its hot set went away and came back (a recurring phase),
+  // where a range between reads goes back before it has been cold that long.
+  void creditCold(int pid, uint64_t start, uint64_t end, int tier, bool cold, double share);
 
   void forget(int pid);
   // Drops records older than their retention, those no region of `regions` overlaps, and the

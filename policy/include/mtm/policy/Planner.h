@@ -75,6 +75,7 @@ class Planner {
   // Bytes of `tier`'s candidates at or below `limit` not yet reserved (those planned otherwise
   // included: an upper bound).
   int64_t demotable(const Transaction& tx, size_t tier, double limit) const;
+  uint64_t demotedFrom(const profiler::RegionInfo& r, uint64_t need) const;
   bool pays(const Transaction& tx) const;
   void commit(Transaction& tx);
 
