@@ -14,6 +14,7 @@ constexpr double kEpisodeShare = 0.25;   // of its group: a cohort that ends an 
 constexpr uint64_t kForgetAfter = 4096;  // intervals without being hot
 constexpr double kLagSmoothing = 4;      // running mean over about this many onsets
 constexpr uint64_t kMinPatience = 2;     // intervals a prediction waits past its expected onset
+constexpr size_t kRecentOnsets = 8;      // onsets kept per target, to place a late one among them
 constexpr uint64_t kHintPatience = 8;    // ... and a hinted phase's groups: the checks find them piecemeal
 // A hinted group never seen hot yet is predicted this far from hot_threshold to 1, with this confidence.
 constexpr double kHintedLift = 0.5, kHintedConfidence = 8;
@@ -194,24 +195,30 @@ void PhasePredictor::updateActivity(Target& t, uint64_t interval) {
 
 void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
   if (auto g = t.groups.find(group); g != t.groups.end()) g->second.onset = interval;
-  if (t.lastOnsetGroup != 0 && interval < t.lastOnset) return;  // older than what is known
-  if (t.lastOnsetGroup != 0 && t.lastOnsetGroup != group && interval > t.lastOnset)
-    if (auto prev = t.groups.find(t.lastOnsetGroup); prev != t.groups.end()) {
-      auto& next = prev->second.successors;
-      const double lag = double(interval - t.lastOnset);
-      auto s = std::find_if(next.begin(), next.end(), [&](const Successor& x) { return x.group == group; });
-      if (s == next.end()) {
-        if (next.size() >= limits_.successorsPerGroup)
-          next.erase(std::min_element(next.begin(), next.end(), [](const auto& a, const auto& b) { return a.weight < b.weight; }));
-        next.push_back({group, 0, lag});
-        s = next.end() - 1;
-      }
-      MTM_DEBUG("predict onset group={} interval={} after group={} lag={}", group, interval, t.lastOnsetGroup, lag);
-      s->weight += 1;
-      const double n = std::min(s->weight, kLagSmoothing);
-      s->lagDev += (std::abs(lag - s->lagMean) - s->lagDev) / n;
-      s->lagMean += (lag - s->lagMean) / n;
+  auto& seq = t.onsets;
+  const auto at = std::upper_bound(seq.begin(), seq.end(), std::pair(interval, UINT32_MAX));
+  if (at == seq.begin() && !seq.empty()) return;  // older than what is known
+  auto* prev = at == seq.begin() ? nullptr : &*std::prev(at);
+  const auto* next = at == seq.end() ? nullptr : &*at;
+  // The latest group again links nothing: its onset moves (the next lag counts from its latest
+  // start). Groups that begin in the same interval are one phase.
+  if (prev && prev->second == group && !next) {
+    prev->first = interval;
+  } else {
+    if (next) {
+      // A late onset (a group learned when it cooled, after the next one had begun): what was
+      // learned as prev -> next was prev -> group -> next.
+      if (prev && prev->first < next->first && prev->second != next->second) unlearn(t, prev->second, next->second);
+      if (next->second != group) learn(t, group, next->second, next->first - interval);
     }
+    if (prev && prev->first < interval && prev->second != group) {
+      MTM_DEBUG("predict onset group={} interval={} after group={} lag={}{}", group, interval, prev->second, interval - prev->first,
+                next ? " (late)" : "");
+      learn(t, prev->second, group, interval - prev->first);
+    }
+    seq.insert(at, {interval, group});
+    if (seq.size() > kRecentOnsets) seq.erase(seq.begin());
+  }
   for (auto p = t.pending.begin(); p != t.pending.end();)
     if (p->group == group) {
       ++hits_;
@@ -220,13 +227,39 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
     } else {
       ++p;
     }
-  t.lastOnsetGroup = group;
-  t.lastOnset = interval;
   if (t.hintedPhase >= 0) {
     auto& groups = t.phaseGroups[static_cast<uint32_t>(t.hintedPhase)];
     if (groups.size() < limits_.groupsPerHintedPhase && std::find(groups.begin(), groups.end(), group) == groups.end())
       groups.push_back(group);
   }
+}
+
+void PhasePredictor::learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals) {
+  auto prev = t.groups.find(from);
+  if (prev == t.groups.end()) return;
+  auto& next = prev->second.successors;
+  const double lag = double(lagIntervals);
+  auto s = std::find_if(next.begin(), next.end(), [&](const Successor& x) { return x.group == to; });
+  if (s == next.end()) {
+    if (next.size() >= limits_.successorsPerGroup)
+      next.erase(std::min_element(next.begin(), next.end(), [](const auto& a, const auto& b) { return a.weight < b.weight; }));
+    next.push_back({to, 0, lag});
+    s = next.end() - 1;
+  }
+  s->weight += 1;
+  const double n = std::min(s->weight, kLagSmoothing);
+  s->lagDev += (std::abs(lag - s->lagMean) - s->lagDev) / n;
+  s->lagMean += (lag - s->lagMean) / n;
+}
+
+void PhasePredictor::unlearn(Target& t, uint32_t from, uint32_t to) {
+  auto prev = t.groups.find(from);
+  if (prev == t.groups.end()) return;
+  auto& next = prev->second.successors;
+  auto s = std::find_if(next.begin(), next.end(), [&](const Successor& x) { return x.group == to; });
+  if (s == next.end()) return;
+  s->weight -= 1;
+  if (s->weight <= 0) next.erase(s);
 }
 
 void PhasePredictor::expect(Target& t, uint32_t group, uint64_t expected, uint64_t patience, uint32_t from) {
@@ -301,17 +334,18 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
         if (s.group == p->group) s.weight /= 2;
     p = t.pending.erase(p);
   }
-  if (auto last = t.groups.find(t.lastOnsetGroup); last != t.groups.end() && !last->second.successors.empty()) {
+  const auto [lastOnset, lastGroup] = t.onsets.empty() ? std::pair<uint64_t, uint32_t>{0, 0} : t.onsets.back();
+  if (auto last = t.groups.find(lastGroup); last != t.groups.end() && !last->second.successors.empty()) {
     const auto& next = last->second.successors;
     double total = 0;
     for (const auto& s : next) total += s.weight;
     const auto best = std::max_element(next.begin(), next.end(), [](const auto& a, const auto& b) { return a.weight < b.weight; });
     const auto target = t.groups.find(best->group);
-    const uint64_t expected = t.lastOnset + static_cast<uint64_t>(std::llround(best->lagMean));
+    const uint64_t expected = lastOnset + static_cast<uint64_t>(std::llround(best->lagMean));
     const auto spread = static_cast<uint64_t>(std::llround(2 * best->lagDev));
     if (total > 0 && best->weight / total >= minConfidence_ && target != t.groups.end() && interval + horizon_ + spread >= expected &&
         interval <= expected + spread)
-      expect(t, best->group, expected, std::max(kMinPatience, static_cast<uint64_t>(best->lagMean / 2)) + spread, t.lastOnsetGroup);
+      expect(t, best->group, expected, std::max(kMinPatience, static_cast<uint64_t>(best->lagMean / 2)) + spread, lastGroup);
   }
   for (const Pending& p : t.pending) {
     // The group before it ends by then, as its episodes usually do: predicted to cool from the
@@ -374,7 +408,7 @@ PhasePredictor::Stats PhasePredictor::stats() const {
 size_t PhasePredictor::entries() const {
   size_t n = 0;
   for (const auto& [pid, t] : targets_) {
-    n += t.chunks.size() + t.pending.size();
+    n += t.chunks.size() + t.pending.size() + t.onsets.size();
     for (const auto& [phase, groups] : t.phaseGroups) n += 1 + groups.size();
     for (const auto& [id, g] : t.groups) n += 1 + g.members.size() + g.successors.size();
   }

@@ -17,7 +17,9 @@
 // - Phases: an interval's phase is its set of active groups (half their chunks hot). Each time a
 //   group becomes active (its onset), the previous onset's group learns it as a successor, with
 //   the lag between the two onsets (a running mean) and a weight: the successor's share of the
-//   weights is the transition's confidence.
+//   weights is the transition's confidence. An onset learned late (a group found only when it
+//   cooled, after the next had begun) takes its place among the recent onsets: A -> C learned
+//   before is undone into A -> B -> C.
 // - Prediction: when the latest onset's best successor has confidence >= min_confidence and its
 //   expected onset (less twice the lag's mean deviation: phases vary in length) is at most
 //   horizon_s away, its chunks are predicted hot, with the hotness and confidence the group last
@@ -121,8 +123,7 @@ class PhasePredictor {
     std::map<uint32_t, std::vector<uint32_t>> phaseGroups;  // hinted phase -> groups whose onset fell in it
     std::map<uint32_t, Group> groups;
     uint32_t nextGroup = 1;
-    uint32_t lastOnsetGroup = 0;
-    uint64_t lastOnset = 0;
+    std::vector<std::pair<uint64_t, uint32_t>> onsets;  // the latest (interval, group), in time order
     std::vector<Pending> pending;
   };
 
@@ -131,9 +132,13 @@ class PhasePredictor {
                   std::vector<uint64_t>& cooled) const;
   void learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_t interval);
   void updateActivity(Target& t, uint64_t interval);
-  // Group `group` became active at `interval` (for a group just founded, when its chunks turned
-  // hot: learned when they cool). Onsets are linked in time order only.
+  // Group `group` became active at `interval` (for a group just founded, or one whose onset was
+  // missed, when its chunks turned hot: learned when they cool). Onsets are linked in time order:
+  // a late one goes between the recent onsets it fell between.
   void onset(Target& t, uint32_t group, uint64_t interval);
+  // One more (or one fewer) sighting of `to` following `from`.
+  void learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals);
+  void unlearn(Target& t, uint32_t from, uint32_t to);
   void predict(int pid, Target& t, uint64_t interval);
   void forgetStale(Target& t, uint64_t interval);
   // Whether active group g's episode, at its usual length, ends by `giveUp` and within the
