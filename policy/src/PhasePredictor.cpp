@@ -158,7 +158,8 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
   // founded by noise -- a start-up that touches everything -- narrows to what recurs.
   std::vector<uint64_t> members;
   std::set_union(group.members.begin(), group.members.end(), cohort.begin(), cohort.end(), std::back_inserter(members));
-  if (double(cohort.size()) >= kEpisodeShare * double(group.members.size()))
+  const bool episode = double(cohort.size()) >= kEpisodeShare * double(group.members.size());
+  if (episode)
     std::erase_if(members, [&](uint64_t c) {
       auto it = t.chunks.find(c);
       if (it != t.chunks.end() && it->second.lastHot >= since) return false;
@@ -171,8 +172,9 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
   MTM_DEBUG("predict group={} {} cohort_chunks={} members={} hotness={:.2f}", best, founded ? "founded" : "joined", cohort.size(),
             group.members.size(), group.hotness);
   // A founded group's onset, or a joined one's that was missed (too few of its members were hot
-  // for it to turn active): when the cohort's run began.
-  if (founded || group.onset < since) onset(t, best, since);
+  // for it to turn active): when the cohort's run began. A few chunks that flickered are no
+  // episode: their run says nothing of when the group began.
+  if (founded || (episode && group.onset < since)) onset(t, best, since);
   // The episode that ended: from the group's onset (just learned, for a founded one) to now.
   if (group.onset <= interval && (founded || group.lastActive + 1 >= interval)) {
     group.durations = std::min(group.durations + 1, kLagSmoothing);
@@ -200,10 +202,10 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
   if (at == seq.begin() && !seq.empty()) return;  // older than what is known
   auto* prev = at == seq.begin() ? nullptr : &*std::prev(at);
   const auto* next = at == seq.end() ? nullptr : &*at;
-  // The latest group again links nothing: its onset moves (the next lag counts from its latest
-  // start). Groups that begin in the same interval are one phase.
-  if (prev && prev->second == group && !next) {
-    prev->first = interval;
+  // The group of the onset before again links nothing: the latest one's onset moves (the next
+  // lag counts from its latest start). Groups that begin in the same interval are one phase.
+  if (prev && prev->second == group) {
+    if (!next) prev->first = interval;
   } else {
     if (next) {
       // A late onset (a group learned when it cooled, after the next one had begun): what was
