@@ -202,10 +202,11 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
   if (at == seq.begin() && !seq.empty()) return;  // older than what is known
   auto* prev = at == seq.begin() ? nullptr : &*std::prev(at);
   const auto* next = at == seq.end() ? nullptr : &*at;
+  const bool latest = next == nullptr;  // (the pointers go stale once the onset is inserted)
   // The group of the onset before again links nothing: the latest one's onset moves (the next
   // lag counts from its latest start). Groups that begin in the same interval are one phase.
   if (prev && prev->second == group) {
-    if (!next) prev->first = interval;
+    if (latest) prev->first = interval;
   } else {
     if (next) {
       // A late onset (a group learned when it cooled, after the next one had begun): what was
@@ -213,9 +214,9 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
       if (prev && prev->first < next->first && prev->second != next->second) unlearn(t, prev->second, next->second);
       if (next->second != group) learn(t, group, next->second, next->first - interval);
     }
-    if (prev && prev->first < interval && prev->second != group) {
+    if (prev && prev->first < interval) {
       MTM_DEBUG("predict onset group={} interval={} after group={} lag={}{}", group, interval, prev->second, interval - prev->first,
-                next ? " (late)" : "");
+                latest ? "" : " (late)");
       learn(t, prev->second, group, interval - prev->first);
     }
     seq.insert(at, {interval, group});
@@ -229,7 +230,7 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
     } else {
       ++p;
     }
-  if (t.hintedPhase >= 0) {
+  if (t.hintedPhase >= 0 && latest) {  // the hinted phase is now's: a late onset may be of one before
     auto& groups = t.phaseGroups[static_cast<uint32_t>(t.hintedPhase)];
     if (groups.size() < limits_.groupsPerHintedPhase && std::find(groups.begin(), groups.end(), group) == groups.end())
       groups.push_back(group);
