@@ -200,24 +200,32 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
   auto& seq = t.onsets;
   const auto at = std::upper_bound(seq.begin(), seq.end(), std::pair(interval, UINT32_MAX));
   if (at == seq.begin() && !seq.empty()) return;  // older than what is known
-  auto* prev = at == seq.begin() ? nullptr : &*std::prev(at);
-  const auto* next = at == seq.end() ? nullptr : &*at;
-  const bool latest = next == nullptr;  // (the pointers go stale once the onset is inserted)
-  // The group of the onset before again links nothing: the latest one's onset moves (the next
-  // lag counts from its latest start). Groups that begin in the same interval are one phase.
-  if (prev && prev->second == group) {
-    if (latest) prev->first = interval;
-  } else {
-    if (next) {
-      // A late onset (a group learned when it cooled, after the next one had begun): what was
-      // learned as prev -> next was prev -> group -> next.
-      if (prev && prev->first < next->first && prev->second != next->second) unlearn(t, prev->second, next->second);
-      if (next->second != group) learn(t, group, next->second, next->first - interval);
+  const bool latest = at == seq.end();
+  // The phase before (the groups of the onset before: several when they began in the same
+  // interval, which share one sighting of what follows) and, for a late onset, the phase after
+  // it; copies, as the sequence changes below.
+  const uint64_t beforeAt = at == seq.begin() ? 0 : std::prev(at)->first;
+  const std::vector<std::pair<uint64_t, uint32_t>> before(std::lower_bound(seq.begin(), at, std::pair(beforeAt, 0u)), at);
+  const std::vector<std::pair<uint64_t, uint32_t>> after(at,
+                                                         latest ? at : std::upper_bound(at, seq.end(), std::pair(at->first, UINT32_MAX)));
+  const double share = before.empty() ? 0 : 1.0 / double(before.size());
+  if (before.size() == 1 && before.front().second == group) {
+    // The same group again links nothing: the latest one's onset moves (the next lag counts
+    // from its latest start).
+    if (latest) std::prev(at)->first = interval;
+  } else if (std::find(before.begin(), before.end(), std::pair(interval, group)) == before.end()) {
+    // A late onset (a group learned when it cooled, after the next phase had begun): what was
+    // learned as before -> after was before -> group -> after.
+    for (const auto& [when, next] : after) {
+      for (const auto& [_, prev] : before)
+        if (prev != next) unlearn(t, prev, next, share);
+      if (next != group) learn(t, group, next, when - interval, 1);
     }
-    if (prev && prev->first < interval) {
-      MTM_DEBUG("predict onset group={} interval={} after group={} lag={}{}", group, interval, prev->second, interval - prev->first,
+    for (const auto& [when, prev] : before) {
+      if (when == interval || prev == group) continue;  // began together: one phase
+      MTM_DEBUG("predict onset group={} interval={} after group={} lag={}{}", group, interval, prev, interval - when,
                 latest ? "" : " (late)");
-      learn(t, prev->second, group, interval - prev->first);
+      learn(t, prev, group, interval - when, share);
     }
     seq.insert(at, {interval, group});
     if (seq.size() > kRecentOnsets) seq.erase(seq.begin());
@@ -237,7 +245,7 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
   }
 }
 
-void PhasePredictor::learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals) {
+void PhasePredictor::learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals, double weight) {
   auto prev = t.groups.find(from);
   if (prev == t.groups.end()) return;
   auto& next = prev->second.successors;
@@ -249,20 +257,20 @@ void PhasePredictor::learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIn
     next.push_back({to, 0, lag});
     s = next.end() - 1;
   }
-  s->weight += 1;
-  const double n = std::min(s->weight, kLagSmoothing);
+  s->weight += weight;
+  const double n = std::clamp(s->weight, 1.0, kLagSmoothing);
   s->lagDev += (std::abs(lag - s->lagMean) - s->lagDev) / n;
   s->lagMean += (lag - s->lagMean) / n;
 }
 
-void PhasePredictor::unlearn(Target& t, uint32_t from, uint32_t to) {
+void PhasePredictor::unlearn(Target& t, uint32_t from, uint32_t to, double weight) {
   auto prev = t.groups.find(from);
   if (prev == t.groups.end()) return;
   auto& next = prev->second.successors;
   auto s = std::find_if(next.begin(), next.end(), [&](const Successor& x) { return x.group == to; });
   if (s == next.end()) return;
-  s->weight -= 1;
-  if (s->weight <= 0) next.erase(s);
+  s->weight -= weight;
+  if (s->weight <= 1e-9) next.erase(s);
 }
 
 void PhasePredictor::expect(Target& t, uint32_t group, uint64_t expected, uint64_t patience, uint32_t from) {
@@ -337,18 +345,29 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
         if (s.group == p->group) s.weight /= 2;
     p = t.pending.erase(p);
   }
-  const auto [lastOnset, lastGroup] = t.onsets.empty() ? std::pair<uint64_t, uint32_t>{0, 0} : t.onsets.back();
-  if (auto last = t.groups.find(lastGroup); last != t.groups.end() && !last->second.successors.empty()) {
+  // From the latest phase (the groups of the latest onset), the surest transition.
+  const Successor* best = nullptr;
+  uint32_t from = 0;
+  double bestConfidence = 0;
+  const uint64_t lastOnset = t.onsets.empty() ? 0 : t.onsets.back().first;
+  for (auto e = t.onsets.rbegin(); e != t.onsets.rend() && e->first == lastOnset; ++e) {
+    auto last = t.groups.find(e->second);
+    if (last == t.groups.end() || last->second.successors.empty()) continue;
     const auto& next = last->second.successors;
     double total = 0;
     for (const auto& s : next) total += s.weight;
-    const auto best = std::max_element(next.begin(), next.end(), [](const auto& a, const auto& b) { return a.weight < b.weight; });
-    const auto target = t.groups.find(best->group);
+    const auto top = std::max_element(next.begin(), next.end(), [](const auto& a, const auto& b) { return a.weight < b.weight; });
+    if (total > 0 && top->weight / total > bestConfidence) {
+      best = &*top;
+      from = e->second;
+      bestConfidence = top->weight / total;
+    }
+  }
+  if (best && bestConfidence >= minConfidence_ && t.groups.count(best->group)) {
     const uint64_t expected = lastOnset + static_cast<uint64_t>(std::llround(best->lagMean));
     const auto spread = static_cast<uint64_t>(std::llround(2 * best->lagDev));
-    if (total > 0 && best->weight / total >= minConfidence_ && target != t.groups.end() && interval + horizon_ + spread >= expected &&
-        interval <= expected + spread)
-      expect(t, best->group, expected, std::max(kMinPatience, static_cast<uint64_t>(best->lagMean / 2)) + spread, lastGroup);
+    if (interval + horizon_ + spread >= expected && interval <= expected + spread)
+      expect(t, best->group, expected, std::max(kMinPatience, static_cast<uint64_t>(best->lagMean / 2)) + spread, from);
   }
   for (const Pending& p : t.pending) {
     // The group before it ends by then, as its episodes usually do: predicted to cool from the

@@ -19,8 +19,9 @@
 //   the lag between the two onsets (a running mean) and a weight: the successor's share of the
 //   weights is the transition's confidence. An onset learned late (a group found only when it
 //   cooled, after the next had begun) takes its place among the recent onsets: A -> C learned
-//   before is undone into A -> B -> C.
-// - Prediction: when the latest onset's best successor has confidence >= min_confidence and its
+//   before is undone into A -> B -> C. Groups whose onsets fall in one interval are one phase:
+//   each learns what follows with an equal share of one sighting.
+// - Prediction: when the latest phase's surest successor has confidence >= min_confidence and its
 //   expected onset (less twice the lag's mean deviation: phases vary in length) is at most
 //   horizon_s away, its chunks are predicted hot, with the hotness and confidence the group last
 //   showed, until it becomes active (a hit) or its expected onset is half a lag and twice the
@@ -136,9 +137,10 @@ class PhasePredictor {
   // missed, when its chunks turned hot: learned when they cool). Onsets are linked in time order:
   // a late one goes between the recent onsets it fell between.
   void onset(Target& t, uint32_t group, uint64_t interval);
-  // One more (or one fewer) sighting of `to` following `from`.
-  void learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals);
-  void unlearn(Target& t, uint32_t from, uint32_t to);
+  // `weight` more (or fewer) sightings of `to` following `from`: 1, or a share of one where
+  // several groups began in the same interval.
+  void learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals, double weight);
+  void unlearn(Target& t, uint32_t from, uint32_t to, double weight);
   void predict(int pid, Target& t, uint64_t interval);
   void forgetStale(Target& t, uint64_t interval);
   // Whether active group g's episode, at its usual length, ends by `giveUp` and within the
