@@ -153,12 +153,15 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
     hotness += chunk.hotness;
     confidence += chunk.confidence;
   }
-  // When the cohort is an episode's end (a good share of the group, not a few chunks that
-  // flickered), members that took no part in it (not hot since its run began) leave: a group
-  // founded by noise -- a start-up that touches everything -- narrows to what recurs.
   std::vector<uint64_t> members;
   std::set_union(group.members.begin(), group.members.end(), cohort.begin(), cohort.end(), std::back_inserter(members));
-  const bool episode = double(cohort.size()) >= kEpisodeShare * double(group.members.size());
+  // An episode's end: a good share of the group, hot for a good share of the group's usual
+  // episode (not a few chunks that flickered, nor a quarter of it read hot for a moment by a
+  // region that straddles two phases' memory). Members that took no part in it (not hot since
+  // its run began) leave: a group founded by noise -- a start-up that touches everything --
+  // narrows to what recurs.
+  const bool episode =
+      double(cohort.size()) >= kEpisodeShare * double(group.members.size()) && double(interval - since) >= kEpisodeShare * group.duration;
   if (episode)
     std::erase_if(members, [&](uint64_t c) {
       auto it = t.chunks.find(c);

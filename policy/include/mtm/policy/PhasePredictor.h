@@ -10,10 +10,12 @@
 //   every chunk's hotness decays at once, where its start is found piecemeal by the checks). A
 //   cooling cohort joins the group that holds half of it at least, else founds one, whose onset
 //   is when its first chunk turned hot: so one cycle of a recurring pattern teaches its groups
-//   and their order, and the second is predicted. When a cohort of a quarter of its group or
-//   more joins, members not hot since its run began leave the group (noise that founded it, a
-//   start-up that touched everything, does not stay in it). A chunk, once hot, stays hot while
-//   regions above cold_threshold cover half of it (hysteresis).
+//   and their order, and the second is predicted. When an episode's end joins -- a cohort of a
+//   quarter of its group or more, hot for a quarter of the group's usual episode or more --
+//   members not hot since its run began leave the group (noise that founded it, a start-up that
+//   touched everything, does not stay in it), and a missed onset is re-dated to its run's start;
+//   a smaller cohort changes neither. A chunk, once hot, stays hot while regions above
+//   cold_threshold cover half of it (hysteresis).
 // - Phases: an interval's phase is its set of active groups (half their chunks hot). Each time a
 //   group becomes active (its onset), the previous onset's group learns it as a successor, with
 //   the lag between the two onsets (a running mean) and a weight: the successor's share of the
