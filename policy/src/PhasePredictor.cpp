@@ -348,23 +348,23 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
         if (s.group == p->group) s.weight /= 2;
     p = t.pending.erase(p);
   }
-  // From the latest phase (the groups of the latest onset), the surest transition.
-  const Successor* best = nullptr;
+  // From the latest phase, its largest group's best transition (a few chunks of noise that began
+  // with it have a clean record of one).
+  const Group* last = nullptr;
   uint32_t from = 0;
-  double bestConfidence = 0;
   const uint64_t lastOnset = t.onsets.empty() ? 0 : t.onsets.back().first;
-  for (auto e = t.onsets.rbegin(); e != t.onsets.rend() && e->first == lastOnset; ++e) {
-    auto last = t.groups.find(e->second);
-    if (last == t.groups.end() || last->second.successors.empty()) continue;
-    const auto& next = last->second.successors;
-    double total = 0;
-    for (const auto& s : next) total += s.weight;
-    const auto top = std::max_element(next.begin(), next.end(), [](const auto& a, const auto& b) { return a.weight < b.weight; });
-    if (total > 0 && top->weight / total > bestConfidence) {
-      best = &*top;
+  for (auto e = t.onsets.rbegin(); e != t.onsets.rend() && e->first == lastOnset; ++e)
+    if (auto g = t.groups.find(e->second); g != t.groups.end() && (!last || g->second.members.size() > last->members.size())) {
+      last = &g->second;
       from = e->second;
-      bestConfidence = top->weight / total;
     }
+  const Successor* best = nullptr;
+  double bestConfidence = 0, total = 0;
+  if (last && !last->successors.empty()) {
+    for (const auto& s : last->successors) total += s.weight;
+    best = &*std::max_element(last->successors.begin(), last->successors.end(),
+                              [](const auto& a, const auto& b) { return a.weight < b.weight; });
+    bestConfidence = total > 0 ? best->weight / total : 0;
   }
   if (best && bestConfidence >= minConfidence_ && t.groups.count(best->group)) {
     const uint64_t expected = lastOnset + static_cast<uint64_t>(std::llround(best->lagMean));
@@ -385,6 +385,15 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
       if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) continue;  // hot already: the plan has it
       appendRun(predictions_, pid, c, g.hotness, g.confidence);
     }
+  }
+  // A group whose episode began: its members not seen hot yet -- moved up ahead of it, or not
+  // yet found by the checks -- count as hot until the horizon before its usual end, so that
+  // memory moved up for it is not taken for the coldest there the moment the prediction is
+  // met, and the rest of the group follows the part seen first.
+  for (const auto& [id, g] : t.groups) {
+    if (!g.active || g.durations == 0 || double(interval + horizon_) >= double(g.onset) + g.duration) continue;
+    for (uint64_t c : g.members)
+      if (auto it = t.chunks.find(c); it == t.chunks.end() || !it->second.hot) appendRun(predictions_, pid, c, g.hotness, g.confidence);
   }
 }
 

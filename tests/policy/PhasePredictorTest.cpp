@@ -258,6 +258,34 @@ TEST_CASE("predictor: groups that begin in the same interval are one phase and s
   CHECK(p.stats().misses == 0);
 }
 
+TEST_CASE("predictor: once a group's episode began its members not seen hot yet count as hot", "[policy][predict]") {
+  // Two cycles teach the groups. In the third, only A's first half is seen hot (the checks find
+  // a phase piecemeal, and memory moved up ahead of it is not yet seen at all): from A's onset
+  // on, the second half is predicted hot -- the plan moves it up with the first, or keeps it up
+  // -- until the horizon (2 intervals) before A's usual end (10).
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  run(p, {0, 1, 2, 0, 1, 2}, 10, &now);
+  const auto a = groupRegion(0, 0, 1);
+  const uint64_t mid = a.start + (a.end - a.start) / 2;
+  auto secondHalfPredicted = [&] {
+    uint64_t covered = 0;
+    for (const auto& x : p.predictions())
+      if (x.pid == kPid && x.start < a.end && x.end > mid) covered += std::min(x.end, a.end) - std::max(x.start, mid);
+    return covered == a.end - mid;
+  };
+  for (uint64_t i = 0; i < 10; ++i, ++now) {
+    auto s = phaseSnapshot(now, 0, 3);
+    auto second = s.regions[0];
+    s.regions[0].end = second.start = mid;
+    second.hotness = 0;
+    s.regions.push_back(second);
+    p.observe(s);
+    INFO("interval " << i << " of A's phase");
+    CHECK(secondHalfPredicted() == (i < 8));
+  }
+}
+
 TEST_CASE("predictor: a hot set whose hotness hovers at the threshold is one episode", "[policy][predict]") {
   // Under emulation a hot region reads 0.55 one interval and 0.45 the next (few checks): its
   // chunks stay hot while above cold_threshold, so each phase is one episode and the cycle is

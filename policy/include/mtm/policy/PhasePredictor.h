@@ -23,11 +23,13 @@
 //   cooled, after the next had begun) takes its place among the recent onsets: A -> C learned
 //   before is undone into A -> B -> C. Groups whose onsets fall in one interval are one phase:
 //   each learns what follows with an equal share of one sighting.
-// - Prediction: when the latest phase's surest successor has confidence >= min_confidence and its
-//   expected onset (less twice the lag's mean deviation: phases vary in length) is at most
-//   horizon_s away, its chunks are predicted hot, with the hotness and confidence the group last
-//   showed, until it becomes active (a hit) or its expected onset is half a lag and twice the
-//   deviation past (a miss: its bytes count as mispredicted and the transition's weight halves).
+// - Prediction: when the latest phase's (its largest group's) best successor has confidence >=
+//   min_confidence and its expected onset (less twice the lag's mean deviation: phases vary in
+//   length) is at most horizon_s away, its chunks are predicted hot, with the hotness and
+//   confidence the group last showed, until it becomes active (a hit) or its expected onset is
+//   half a lag and twice the deviation past (a miss: its bytes count as mispredicted and the
+//   transition's weight halves). Once a group's episode began, its members not yet seen hot
+//   count as hot until the horizon before its usual end: memory moved up for it stays there.
 //   The group before it, when its episodes usually end by then, is predicted to cool from
 //   horizon_s before its usual end: the plan may send it down to make the room (a tier that
 //   holds one phase's memory, not two), and a phase that runs long keeps its memory until then.
