@@ -351,12 +351,12 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
   // From the latest phase, its largest group's best transition (a few chunks of noise that began
   // with it have a clean record of one).
   const Group* last = nullptr;
-  uint32_t from = 0;
+  uint32_t lastGroup = 0;
   const uint64_t lastOnset = t.onsets.empty() ? 0 : t.onsets.back().first;
   for (auto e = t.onsets.rbegin(); e != t.onsets.rend() && e->first == lastOnset; ++e)
     if (auto g = t.groups.find(e->second); g != t.groups.end() && (!last || g->second.members.size() > last->members.size())) {
       last = &g->second;
-      from = e->second;
+      lastGroup = e->second;
     }
   const Successor* best = nullptr;
   double bestConfidence = 0, total = 0;
@@ -370,7 +370,7 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
     const uint64_t expected = lastOnset + static_cast<uint64_t>(std::llround(best->lagMean));
     const auto spread = static_cast<uint64_t>(std::llround(2 * best->lagDev));
     if (interval + horizon_ + spread >= expected && interval <= expected + spread)
-      expect(t, best->group, expected, std::max(kMinPatience, static_cast<uint64_t>(best->lagMean / 2)) + spread, from);
+      expect(t, best->group, expected, std::max(kMinPatience, static_cast<uint64_t>(best->lagMean / 2)) + spread, lastGroup);
   }
   for (const Pending& p : t.pending) {
     // The group before it ends by then, as its episodes usually do: predicted to cool from the
