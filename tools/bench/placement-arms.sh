@@ -28,7 +28,7 @@ run_arm() {  # name, then the command that starts the workload
   wait $starter
   [ "$name" = damos ] && damos_stop
   grep -q "wrong_pages=0 " /tmp/$name.log || { echo "$name: the workload found corrupted pages"; cat /tmp/$name.log; exit 1; }
-  grep -A20 "reaction  hot_top" "/out/placement-$name.txt"
+  grep -A20 "reaction  start_top" "/out/placement-$name.txt"
 }
 
 d=/sys/kernel/mm/damon/admin
