@@ -359,8 +359,9 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
       lastGroup = e->second;
     }
   const Successor* best = nullptr;
-  double bestConfidence = 0, total = 0;
+  double bestConfidence = 0;
   if (last && !last->successors.empty()) {
+    double total = 0;
     for (const auto& s : last->successors) total += s.weight;
     best = &*std::max_element(last->successors.begin(), last->successors.end(),
                               [](const auto& a, const auto& b) { return a.weight < b.weight; });
@@ -380,20 +381,20 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
         from != t.groups.end() && from->second.active && from->second.durations > 0 && endsWithin(from->second, interval, p.giveUp))
       for (uint64_t c : from->second.members)
         if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) appendRun(coolings_, pid, c, 0, 0);
-    const Group& g = t.groups.at(p.group);
-    for (uint64_t c : g.members) {
-      if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) continue;  // hot already: the plan has it
-      appendRun(predictions_, pid, c, g.hotness, g.confidence);
-    }
+    predictUnseen(pid, t, t.groups.at(p.group));
   }
   // A group whose episode began: its members not seen hot yet -- moved up ahead of it, or not
   // yet found by the checks -- count as hot until the horizon before its usual end, so that
   // memory moved up for it is not taken for the coldest there the moment the prediction is
   // met, and the rest of the group follows the part seen first.
-  for (const auto& [id, g] : t.groups) {
-    if (!g.active || g.durations == 0 || double(interval + horizon_) >= double(g.onset) + g.duration) continue;
-    for (uint64_t c : g.members)
-      if (auto it = t.chunks.find(c); it == t.chunks.end() || !it->second.hot) appendRun(predictions_, pid, c, g.hotness, g.confidence);
+  for (const auto& [id, g] : t.groups)
+    if (g.active && g.durations > 0 && double(interval + horizon_) < double(g.onset) + g.duration) predictUnseen(pid, t, g);
+}
+
+void PhasePredictor::predictUnseen(int pid, const Target& t, const Group& g) {
+  for (uint64_t c : g.members) {
+    if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) continue;  // hot already: the plan has it
+    appendRun(predictions_, pid, c, g.hotness, g.confidence);
   }
 }
 

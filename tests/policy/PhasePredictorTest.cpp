@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <random>
 
 #include "mtm/policy/MtmPolicy.h"
@@ -52,15 +53,21 @@ bool predicts(const PhasePredictor& p, int g) {
   return covered == r.end - r.start;
 }
 
+// What a test changes in a phase's snapshot: (snapshot, the phase's hot group, interval in the phase).
+using SnapshotEdit = std::function<void(profiler::Snapshot&, int, uint64_t)>;
+
 // Runs `sequence` of phases of `length` intervals through `p` from interval `*now`, and returns
 // for each phase whether its group was predicted by the interval before it began.
-std::vector<bool> run(PhasePredictor& p, const std::vector<int>& sequence, uint64_t length, uint64_t* now, int groups = 3) {
+std::vector<bool> run(PhasePredictor& p, const std::vector<int>& sequence, uint64_t length, uint64_t* now, int groups = 3,
+                      const SnapshotEdit& edit = {}) {
   std::vector<bool> ahead;
   for (int hot : sequence) {
     bool predicted = false;
     for (uint64_t i = 0; i < length; ++i, ++*now) {
       if (i == 0) predicted = predicts(p, hot);  // what the last interval of the phase before left
-      p.observe(phaseSnapshot(*now, hot, groups));
+      auto s = phaseSnapshot(*now, hot, groups);
+      if (edit) edit(s, hot, i);
+      p.observe(s);
     }
     ahead.push_back(predicted);
   }
@@ -162,16 +169,9 @@ TEST_CASE("predictor: a group found only as it cools, after the next phase began
   // the lag, and in the third cycle the transition out of B was a coin toss (no prediction).
   PhasePredictor p(predictOn());
   uint64_t now = 0;
-  std::vector<bool> ahead;
-  for (int cycle = 0; cycle < 4; ++cycle)
-    for (int g : {0, 1, 2}) {
-      ahead.push_back(predicts(p, g));
-      for (uint64_t i = 0; i < 10; ++i, ++now) {
-        auto s = phaseSnapshot(now, g, 3);
-        if (i < 3 && now >= 10) s.regions[static_cast<size_t>((g + 2) % 3)].hotness = 0.3;
-        p.observe(s);
-      }
-    }
+  const auto ahead = run(p, {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}, 10, &now, 3, [](auto& s, int g, uint64_t i) {
+    if (i < 3 && s.interval >= 10) s.regions[static_cast<size_t>((g + 2) % 3)].hotness = 0.3;
+  });
   CHECK(p.stats().transitions == 3);  // A -> B -> C -> A, nothing else
   for (size_t phase = 6; phase < ahead.size(); ++phase) {
     INFO("phase " << phase);
@@ -192,22 +192,14 @@ TEST_CASE("predictor: a few chunks that flicker hot do not move their group's on
   INFO(flickerMiB << " MiB flicker");
   PhasePredictor p(predictOn());
   uint64_t now = 0;
-  std::vector<bool> ahead;
-  for (int cycle = 0; cycle < 4; ++cycle)
-    for (int g : {0, 1, 2}) {
-      ahead.push_back(predicts(p, g));
-      for (uint64_t i = 0; i < 10; ++i, ++now) {
-        auto s = phaseSnapshot(now, g, 3);
-        if (cycle > 0 && (i == 4 || i == 5)) {
-          auto& next = s.regions[static_cast<size_t>((g + 1) % 3)];
-          auto flicker = next;
-          flicker.end = next.start = flicker.start + flickerMiB * kMiB;
-          flicker.hotness = 0.9;
-          s.regions.push_back(flicker);
-        }
-        p.observe(s);
-      }
-    }
+  const auto ahead = run(p, {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}, 10, &now, 3, [&](auto& s, int g, uint64_t i) {
+    if (s.interval < 30 || (i != 4 && i != 5)) return;  // from the second cycle on
+    auto& next = s.regions[static_cast<size_t>((g + 1) % 3)];
+    auto flicker = next;
+    flicker.end = next.start = flicker.start + flickerMiB * kMiB;
+    flicker.hotness = 0.9;
+    s.regions.push_back(flicker);
+  });
   for (size_t phase = 6; phase < ahead.size(); ++phase) {
     INFO("phase " << phase);
     CHECK(ahead[phase]);
@@ -245,12 +237,7 @@ TEST_CASE("predictor: groups that begin in the same interval are one phase and s
       if (g == 3) return now < 2 + uint64_t(std::min(q, 2));
       return now < 4;
     }));
-  std::vector<bool> ahead;
-  for (int cycle = 0; cycle < 3; ++cycle)
-    for (int g : {0, 1, 2}) {
-      ahead.push_back(predicts(p, g));
-      for (uint64_t i = 0; i < 10; ++i, ++now) p.observe(phaseSnapshot(now, g, 4));
-    }
+  const auto ahead = run(p, {0, 1, 2, 0, 1, 2, 0, 1, 2}, 10, &now, 4);
   for (size_t phase = 6; phase < ahead.size(); ++phase) {  // the third cycle
     INFO("phase " << phase);
     CHECK(ahead[phase]);
@@ -292,20 +279,11 @@ TEST_CASE("predictor: a hot set whose hotness hovers at the threshold is one epi
   // learned as with sharp phases (without the hysteresis every dip ends a phase).
   PhasePredictor p(predictOn());
   uint64_t now = 0;
-  auto phases = [&](int cycles) {
-    std::vector<bool> ahead;
-    for (int cycle = 0; cycle < cycles; ++cycle)
-      for (int hot = 0; hot < 3; ++hot)
-        for (uint64_t i = 0; i < 10; ++i, ++now) {
-          if (i == 0) ahead.push_back(predicts(p, hot));
-          profiler::Snapshot s = phaseSnapshot(now, hot, 3);
-          s.regions[static_cast<size_t>(hot)].hotness = i % 2 == 0 ? 0.55 : 0.45;
-          p.observe(s);
-        }
-    return ahead;
+  const SnapshotEdit hovering = [](auto& s, int hot, uint64_t i) {
+    s.regions[static_cast<size_t>(hot)].hotness = i % 2 == 0 ? 0.55 : 0.45;
   };
-  phases(2);
-  const auto third = phases(1);
+  run(p, {0, 1, 2, 0, 1, 2}, 10, &now, 3, hovering);
+  const auto third = run(p, {0, 1, 2}, 10, &now, 3, hovering);
   CHECK(p.stats().groups == 3);
   CHECK(p.stats().misses == 0);  // without the hysteresis: 12 of 18 predictions missed
   for (size_t phase = 0; phase < third.size(); ++phase) {

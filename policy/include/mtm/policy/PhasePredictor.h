@@ -153,6 +153,8 @@ class PhasePredictor {
   uint64_t bytesOf(const Group& g) const { return g.members.size() * kChunkBytes; }
   // A prediction of `group` from now until `patience` intervals past `expected`.
   void expect(Target& t, uint32_t group, uint64_t expected, uint64_t patience, uint32_t from);
+  // Adds g's members not hot now to this interval's predictions.
+  void predictUnseen(int pid, const Target& t, const Group& g);
 
   const double hotThreshold_;
   const double coldThreshold_;
