@@ -316,6 +316,9 @@ int Comm::headerOf(Channel c, std::uint64_t seq) const {
   return indexOf(seq, static_cast<std::uint64_t>(c.reader < 0 ? layout_.ringHeaders() : kP2pHeaders));
 }
 std::size_t Comm::slotBytes(Channel c) const { return c.reader < 0 ? options_.layout.chunkBytes : layout_.p2pChunkBytes(); }
+std::size_t Comm::chunkData(Channel c, std::uint64_t seq, std::size_t bytes) const {
+  return slot(c, slotOf(c, seq)) + chunkOffsetInSlot(slotBytes(c), slots(c), seq, bytes);
+}
 
 WriterRing& Comm::writerRing(Channel c) { return writers_[static_cast<std::size_t>(c.reader < 0 ? 0 : 1 + c.reader)]; }
 bool Comm::acked(Channel c, std::uint64_t seq, std::uint64_t readers, std::uint64_t* waitingOn) {

@@ -102,6 +102,8 @@ class Comm {
   int slotOf(Channel c, std::uint64_t seq) const;    // the data slot of sequence seq (from 1)
   int headerOf(Channel c, std::uint64_t seq) const;  // its slot header
   std::size_t slotBytes(Channel c) const;
+  // Where chunk `seq` of `bytes` lies: in its data slot, at chunkOffsetInSlot() (Layout.h).
+  std::size_t chunkData(Channel c, std::uint64_t seq, std::size_t bytes) const;
 
   // Ring state, shared by the calls of this communicator.
   WriterRing& writerRing(Channel c);

@@ -252,7 +252,7 @@ Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::si
     *data = in;
     return Step::moved;
   }
-  std::size_t dataAt = comm_.slot(c, comm_.slotOf(c, seq));
+  std::size_t dataAt = comm_.chunkData(c, seq, bytes);
   view.refresh(dataAt, bytes);
   *data = view.at(dataAt);
   return Step::moved;
@@ -286,7 +286,7 @@ Operation::Step Operation::stepPublish(Publish& t) {
   if (inlined) {
     if (!moveUser(view.at(header + field::payload), t.src + offset, bytes)) return Step::failed;
   } else {
-    std::size_t data = comm_.slot(t.c, static_cast<int>(slot));
+    std::size_t data = comm_.chunkData(t.c, seq, bytes);
     if (t.ref != 0) {
       // In a pool buffer already: readers take it from there (written back first without
       // coherence); run() waits for their acknowledgements before the caller may reuse it.

@@ -47,4 +47,12 @@ Layout::Layout(const LayoutParams& params) : params_(params) {
   bytes_ = alignUp(p2pOffset_ + n * n * kP2pChunks * p2pChunkBytes(), 4096);
 }
 
+std::size_t chunkOffsetInSlot(std::size_t slotBytes, int slots, std::uint64_t seq, std::size_t bytes) {
+  std::size_t span = (bytes + 4095) & ~std::size_t{4095};
+  std::size_t places = span == 0 ? 1 : slotBytes / span;
+  if (places <= 1) return 0;
+  std::uint64_t lap = (seq - 1) / static_cast<std::uint64_t>(slots);
+  return static_cast<std::size_t>(lap % places) * span;
+}
+
 }  // namespace cxlccl

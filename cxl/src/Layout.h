@@ -63,6 +63,14 @@ LayoutParams layoutParamsOf(const std::byte* header);
 // foreign header is an error, never an address outside the region.
 Status checkLayoutParams(const LayoutParams& params, std::uint64_t regionBytes, const std::string& where);
 
+// Where chunk `seq` (from 1) of `bytes` lies in its data slot on a ring of `slots` slots of
+// `slotBytes`: an offset that moves on by the chunk's size (rounded up to 4 KiB) each lap of the
+// ring, so that chunks smaller than a slot spread over the whole ring. A writer that rewrites
+// lines its readers still cache must first take them back from every reader's cache: on a
+// 2-core EPYC, 64 KiB written into the lines a peer had just read took 8 us; into lines it read
+// 2 MiB of ring before, 2-3 us.
+std::size_t chunkOffsetInSlot(std::size_t slotBytes, int slots, std::uint64_t seq, std::size_t bytes);
+
 class Layout {
  public:
   explicit Layout(const LayoutParams& params);

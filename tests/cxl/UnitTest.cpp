@@ -105,6 +105,32 @@ TEST_CASE("a send and recv ring shares half its writer's ring among the peers", 
   CHECK(wide.p2pChunkBytes() == 4096);
 }
 
+TEST_CASE("chunks smaller than a slot move through it lap by lap and stay inside it", "[cxl]") {
+  constexpr std::size_t slot = 256 << 10;
+  constexpr int slots = 8;
+  // 64 KiB chunks: four places a slot, one lap of the ring at each.
+  for (std::uint64_t seq = 1; seq <= 8; ++seq) CHECK(chunkOffsetInSlot(slot, slots, seq, 64 << 10) == 0);
+  for (std::uint64_t seq = 9; seq <= 16; ++seq) CHECK(chunkOffsetInSlot(slot, slots, seq, 64 << 10) == (64u << 10));
+  CHECK(chunkOffsetInSlot(slot, slots, 25, 64 << 10) == (192u << 10));
+  CHECK(chunkOffsetInSlot(slot, slots, 33, 64 << 10) == 0);
+  // A whole slot, or more than half of one, always starts it.
+  for (std::uint64_t seq = 1; seq <= 40; ++seq) {
+    CHECK(chunkOffsetInSlot(slot, slots, seq, slot) == 0);
+    CHECK(chunkOffsetInSlot(slot, slots, seq, (128 << 10) + 1) == 0);
+  }
+  // Any size: 4 KiB-aligned, inside the slot, and every place used.
+  for (std::size_t bytes : {std::size_t{1}, std::size_t{100}, std::size_t{4097}, std::size_t{100} << 10, std::size_t{84} << 10}) {
+    std::set<std::size_t> places;
+    for (std::uint64_t seq = 1; seq <= 2000; ++seq) {
+      std::size_t at = chunkOffsetInSlot(slot, slots, seq, bytes);
+      CHECK(at % 4096 == 0);
+      CHECK(at + bytes <= slot);
+      places.insert(at);
+    }
+    CHECK(places.size() == slot / ((bytes + 4095) / 4096 * 4096));
+  }
+}
+
 TEST_CASE("reductions of half and bfloat16 round to nearest even", "[cxl]") {
   _Float16 a[2] = {static_cast<_Float16>(1.0f), static_cast<_Float16>(2048.0f)};
   _Float16 b[2] = {static_cast<_Float16>(0.5f), static_cast<_Float16>(1.0f)};
