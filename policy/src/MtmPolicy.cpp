@@ -26,22 +26,64 @@ uint64_t covered(const profiler::RegionInfo& r, const std::vector<PhasePredictor
 }
 
 // Regions that predictions cover by half or more take the hotness and confidence their group
-// showed when last hot, where that is more than their own; returns the bytes so raised. Regions
-// that cooling predictions cover by half rank as cold (at most `cold`): the room the predicted
-// group needs may come from them.
+// showed when last hot, where that is more than their own; a region they cover in part is cut
+// there, and the covered parts take it: the profiler merges cold memory that lies together, and a
+// predicted group's memory, cold until its phase, may lie in one region with much else (in the VM
+// lab, 64 MiB of a phase in one of 188 MiB was never moved ahead). Regions that cooling
+// predictions cover by half rank as cold (at most `cold`): the room the predicted group needs may
+// come from them. Returns the bytes so raised.
 uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predictor, double cold) {
   uint64_t raised = 0;
-  for (auto& r : snap.regions) {
+  std::vector<profiler::RegionInfo> out;
+  out.reserve(snap.regions.size());
+  for (const auto& r : snap.regions) {
     const uint64_t half = (r.end - r.start + 1) / 2;
     double hotness = 0, confidence = 0;
-    if (covered(r, predictor.predictions(), &hotness, &confidence) >= half && hotness > r.hotness) {
-      r.hotness = hotness;
-      r.confidence = std::max(r.confidence, confidence);
-      raised += r.end - r.start;
-    } else if (covered(r, predictor.coolings()) >= half) {
-      r.hotness = std::min(r.hotness, cold);
+    const uint64_t predicted = covered(r, predictor.predictions(), &hotness, &confidence);
+    if (predicted == 0 || hotness <= r.hotness) {
+      out.push_back(r);
+      if (predicted < half && covered(r, predictor.coolings()) >= half) out.back().hotness = std::min(r.hotness, cold);
+      continue;
+    }
+    auto lift = [&](profiler::RegionInfo part) {
+      part.hotness = hotness;
+      part.confidence = std::max(part.confidence, confidence);
+      raised += part.end - part.start;
+      out.push_back(part);
+    };
+    if (predicted >= half) {
+      lift(r);
+      continue;
+    }
+    // The parts between the runs keep r's reading.
+    std::vector<PhasePredictor::Prediction> runs;
+    for (const auto& p : predictor.predictions())
+      if (p.pid == r.pid && p.end > r.start && p.start < r.end) runs.push_back(p);
+    std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+    uint64_t at = r.start;
+    for (const auto& p : runs) {
+      if (p.end <= at) continue;
+      profiler::RegionInfo part = r;
+      part.skew = -1;
+      part.hotEighths = 0;
+      if (p.start > at) {
+        part.start = at;
+        part.end = p.start;
+        out.push_back(part);
+      }
+      part.start = std::max(at, p.start);
+      part.end = at = std::min(r.end, p.end);
+      lift(part);
+    }
+    if (at < r.end) {
+      profiler::RegionInfo rest = r;
+      rest.start = at;
+      rest.skew = -1;
+      rest.hotEighths = 0;
+      out.push_back(rest);
     }
   }
+  snap.regions = std::move(out);
   return raised;
 }
 

@@ -14,6 +14,7 @@ constexpr double kEpisodeShare = 0.25;   // of its group: a cohort that ends an 
 constexpr uint64_t kForgetAfter = 4096;  // intervals without being hot
 constexpr double kLagSmoothing = 4;      // running mean over about this many onsets
 constexpr uint64_t kMinPatience = 2;     // intervals a prediction waits past its expected onset
+constexpr uint64_t kOnsetIntervals = 2;  // a group active this long in a row began
 constexpr size_t kRecentOnsets = 8;      // onsets kept per target, to place a late one among them
 constexpr uint64_t kHintPatience = 8;    // ... and a hinted phase's groups: the checks find them piecemeal
 // A hinted group never seen hot yet is predicted this far from hot_threshold to 1, with this confidence.
@@ -140,10 +141,17 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
   const bool founded = t.groups[best].members.empty();
   Group& group = t.groups[best];
   double hotness = 0, confidence = 0;
-  uint64_t since = interval;
+  // The cohort's run began when half of it was hot, as a group's onset is when half its members
+  // are: a chunk kept warm since long before (a region straddling another phase's memory) does
+  // not date it back.
+  std::vector<uint64_t> runStarts;
+  runStarts.reserve(cohort.size());
+  for (uint64_t c : cohort) runStarts.push_back(t.chunks[c].hotSince);
+  const auto half = runStarts.begin() + static_cast<std::ptrdiff_t>((runStarts.size() - 1) / 2);
+  std::nth_element(runStarts.begin(), half, runStarts.end());
+  const uint64_t since = std::min(interval, *half);
   for (uint64_t c : cohort) {
     Chunk& chunk = t.chunks[c];
-    since = std::min(since, chunk.hotSince);
     if (chunk.group != 0 && chunk.group != best)
       if (auto old = t.groups.find(chunk.group); old != t.groups.end()) {
         auto& m = old->second.members;
@@ -185,14 +193,19 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
   }
 }
 
-// A group is active while half its chunks are hot; becoming active is its onset.
+// A group is active while half its chunks are hot; becoming active for kOnsetIntervals in a row is
+// its onset, dated to the first: a coarse region that holds the memory of the phase beginning
+// and the next one's reads hot for an interval before the profiler splits it, and that is no
+// phase of the next one.
 void PhasePredictor::updateActivity(Target& t, uint64_t interval) {
   for (auto& [id, g] : t.groups) {
     size_t hot = 0;
     for (uint64_t c : g.members)
       if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) ++hot;
     const bool active = !g.members.empty() && hot * 2 >= g.members.size();
-    if (active && !g.active) onset(t, id, interval);
+    if (active != g.active) MTM_DEBUG("predict group={} {} hot_chunks={}/{}", id, active ? "active" : "inactive", hot, g.members.size());
+    if (active && !g.active) g.activeSince = interval;
+    if (active && interval + 1 == g.activeSince + kOnsetIntervals) onset(t, id, g.activeSince);
     g.active = active;
     if (active) g.lastActive = interval;
   }

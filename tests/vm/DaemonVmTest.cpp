@@ -39,3 +39,21 @@ TEST_CASE("on Debian 12's 6.1 kernel mtmctl run forms tiers from HMAT and moves 
   CHECK(r.exitCode == 0);
   CHECK(r.out.find("PASS debian61-e2e") != std::string::npos);
 }
+
+// Predictive placement: a cycle of three hot sets over a top tier with room for two; from the
+// third cycle every phase begins with its hot set already on top. Hidden ([.]: ctest does not run
+// it; `mtm_vm_tests "[predict-e2e]"` does): under TCG it passed 2 of its 3 runs with this predictor --
+// the start-up's groups still garble the first cycle, and a phase learned late is predicted a
+// cycle late (#22). It joins the suite once it passes every run.
+TEST_CASE("with prediction on, a cyclic workload's third-cycle phases begin with their hot set in the top tier",
+          "[vm][daemon][predict-e2e][.]") {
+  const std::string dir = mtm::test::sourceDir() + "/tests/vm/";
+  auto r = mtm::test::vmlab({"--nodes", "4", "--node-mem", "256M,512M,512M,768M", "--add", dir + "predict-e2e.sh:/bin/predict-e2e", "--add",
+                             dir + "writer-lib.sh:/bin/writer-lib.sh", "--add", dir + "predict-e2e.yaml:/etc/mtm/mtm.yaml", "--add",
+                             "/usr/bin/setpriv:/usr/bin/setpriv", "--", "predict-e2e"});
+  INFO(r.out << r.err);
+  CHECK(mtm::test::failReason(r.out) == "");
+  CHECK(r.exitCode == 0);
+  CHECK(r.out.find("PASS predict-e2e") != std::string::npos);
+  CHECK(r.out.find("wrong_pages=0 ") != std::string::npos);
+}

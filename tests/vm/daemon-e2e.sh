@@ -12,17 +12,7 @@ set -u
 fail() { echo "FAIL: $*"; echo "--- mtmd log"; tail -40 /tmp/mtmd.log; exit 1; }
 config=/etc/mtm/mtm.yaml
 
-# mtmd runs as mtmd.service runs it: root with only the unit's capability bounding set.
-start_mtmd() {
-  /usr/bin/setpriv --no-new-privs --inh-caps=-all --bounding-set=-all,+sys_ptrace,+sys_nice,+bpf,+perfmon \
-    mtmd --config "$config" ${MTMD_ARGS:-} >> /tmp/mtmd.log 2>&1 &
-  mtmd_pid=$!
-  i=0
-  until mtmctl -c "$config" status > /dev/null 2>&1; do
-    i=$((i + 1)); [ $i -gt 100 ] && fail "mtmd did not come up"; sleep 0.1
-  done
-}
-start_mtmd
+start_mtmd "$config"
 echo "mtmd pid=$mtmd_pid $(grep CapEff /proc/$mtmd_pid/status)"
 grep -q "source=ebpf_abit available=yes" /tmp/mtmd.log || fail "the BPF source did not load with the unit's capabilities"
 
@@ -118,7 +108,7 @@ cp /tmp/good.yaml "$config"
 # kill -9, then a restart: the lock and the socket are taken over.
 kill -9 $mtmd_pid
 wait $mtmd_pid 2>/dev/null
-start_mtmd
+start_mtmd "$config"
 mtmctl -c "$config" status > /dev/null || fail "restart after kill -9"
 kill -TERM $mtmd_pid
 wait $mtmd_pid

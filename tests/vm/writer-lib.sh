@@ -1,5 +1,6 @@
 # Sourced by the VM-lab scripts (added to the guest as /bin/writer-lib.sh): waiting for a
-# workload's ready line, starting the writer, reading mtmctl's JSON, and the writer's final check.
+# workload's ready line, starting the writer, reading mtmctl's JSON, the writer's final check, and
+# starting mtmd as its systemd unit does.
 # A script may define its own fail() after sourcing this.
 fail() { echo "FAIL: $*"; exit 1; }
 field() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" "$2"; }
@@ -30,4 +31,17 @@ stop_writer() {
   rc=$?
   cat /tmp/writer.log
   [ $rc -eq 0 ] || fail "the writer found corrupted data"
+}
+
+# start_mtmd CONFIG: starts mtmd as mtmd.service runs it -- root with only the unit's capability
+# bounding set -- logging to /tmp/mtmd.log (extra options in $MTMD_ARGS); waits until its socket
+# answers; sets mtmd_pid.
+start_mtmd() {
+  /usr/bin/setpriv --no-new-privs --inh-caps=-all --bounding-set=-all,+sys_ptrace,+sys_nice,+bpf,+perfmon \
+    mtmd --config "$1" ${MTMD_ARGS:-} >> /tmp/mtmd.log 2>&1 &
+  mtmd_pid=$!
+  i=0
+  until mtmctl -c "$1" status > /dev/null 2>&1; do
+    i=$((i + 1)); [ $i -gt 100 ] && fail "mtmd did not come up"; sleep 0.1
+  done
 }

@@ -111,6 +111,7 @@ class PhasePredictor {
   struct Group {
     std::vector<uint64_t> members;  // chunk indices, sorted
     bool active = false;
+    uint64_t activeSince = 0;  // the first interval of its current run of activity
     uint64_t onset = 0, lastActive = 0;
     double hotness = 0, confidence = 0;  // its members' mean peak while last active
     double duration = 0;                 // intervals from onset to cooling, a running mean (0: not seen)
