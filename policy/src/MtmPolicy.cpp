@@ -55,7 +55,15 @@ uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predic
       lift(r);
       continue;
     }
-    // The parts between the runs keep r's reading.
+    // The parts between the runs keep r's reading (not its THP skew: that was of all of r).
+    auto pieceOf = [&](uint64_t start, uint64_t end) {
+      profiler::RegionInfo part = r;
+      part.start = start;
+      part.end = end;
+      part.skew = -1;
+      part.hotEighths = 0;
+      return part;
+    };
     std::vector<PhasePredictor::Prediction> runs;
     for (const auto& p : predictor.predictions())
       if (p.pid == r.pid && p.end > r.start && p.start < r.end) runs.push_back(p);
@@ -63,25 +71,12 @@ uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predic
     uint64_t at = r.start;
     for (const auto& p : runs) {
       if (p.end <= at) continue;
-      profiler::RegionInfo part = r;
-      part.skew = -1;
-      part.hotEighths = 0;
-      if (p.start > at) {
-        part.start = at;
-        part.end = p.start;
-        out.push_back(part);
-      }
-      part.start = std::max(at, p.start);
-      part.end = at = std::min(r.end, p.end);
-      lift(part);
+      if (p.start > at) out.push_back(pieceOf(at, p.start));
+      const uint64_t end = std::min(r.end, p.end);
+      lift(pieceOf(std::max(at, p.start), end));
+      at = end;
     }
-    if (at < r.end) {
-      profiler::RegionInfo rest = r;
-      rest.start = at;
-      rest.skew = -1;
-      rest.hotEighths = 0;
-      out.push_back(rest);
-    }
+    if (at < r.end) out.push_back(pieceOf(at, r.end));
   }
   snap.regions = std::move(out);
   return raised;
