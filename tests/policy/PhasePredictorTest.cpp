@@ -90,6 +90,19 @@ std::vector<bool> run(PhasePredictor& p, const std::vector<int>& sequence, uint6
   return ahead;
 }
 
+// A B C four times over.
+const std::vector<int> kFourCycles = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2};
+
+// Every phase from the third cycle on (phase 6) was predicted by the interval before it began,
+// and no prediction missed.
+void checkPredictedFromThirdCycle(const PhasePredictor& p, const std::vector<bool>& ahead) {
+  for (size_t phase = 6; phase < ahead.size(); ++phase) {
+    INFO("phase " << phase);
+    CHECK(ahead[phase]);
+  }
+  CHECK(p.stats().misses == 0);
+}
+
 }  // namespace
 
 TEST_CASE("predictor: a cycle of phases is learned in one cycle and predicted from the second", "[policy][predict]") {
@@ -185,15 +198,11 @@ TEST_CASE("predictor: a group found only as it cools, after the next phase began
   // the lag, and in the third cycle the transition out of B was a coin toss (no prediction).
   PhasePredictor p(predictOn());
   uint64_t now = 0;
-  const auto ahead = run(p, {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}, 10, &now, 3, [](auto& s, int g, uint64_t i) {
+  const auto ahead = run(p, kFourCycles, 10, &now, 3, [](auto& s, int g, uint64_t i) {
     if (i < 3 && s.interval >= 10) s.regions[static_cast<size_t>((g + 2) % 3)].hotness = 0.3;
   });
   CHECK(p.stats().transitions == 3);  // A -> B -> C -> A, nothing else
-  for (size_t phase = 6; phase < ahead.size(); ++phase) {
-    INFO("phase " << phase);
-    CHECK(ahead[phase]);
-  }
-  CHECK(p.stats().misses == 0);
+  checkPredictedFromThirdCycle(p, ahead);
 }
 
 TEST_CASE("predictor: a chunk warm from the start does not date its group's onset back", "[policy][predict]") {
@@ -205,7 +214,7 @@ TEST_CASE("predictor: a chunk warm from the start does not date its group's onse
   // chunk warm since start-up: the third cycle's C began in tier 3).
   PhasePredictor p(predictOn());
   uint64_t now = 0;
-  const auto ahead = run(p, {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}, 10, &now, 3, [](auto& s, int g, uint64_t i) {
+  const auto ahead = run(p, kFourCycles, 10, &now, 3, [](auto& s, int g, uint64_t i) {
     if (i < 3 && s.interval >= 10) s.regions[static_cast<size_t>((g + 2) % 3)].hotness = 0.3;
     if (s.interval < 20) {
       auto straggler = s.regions[2];
@@ -215,11 +224,7 @@ TEST_CASE("predictor: a chunk warm from the start does not date its group's onse
       s.regions.push_back(straggler);
     }
   });
-  for (size_t phase = 6; phase < ahead.size(); ++phase) {
-    INFO("phase " << phase);
-    CHECK(ahead[phase]);
-  }
-  CHECK(p.stats().misses == 0);
+  checkPredictedFromThirdCycle(p, ahead);
 }
 
 TEST_CASE("predictor: a few chunks that flicker hot do not move their group's onset", "[policy][predict]") {
@@ -234,7 +239,7 @@ TEST_CASE("predictor: a few chunks that flicker hot do not move their group's on
   INFO(flickerMiB << " MiB flicker");
   PhasePredictor p(predictOn());
   uint64_t now = 0;
-  const auto ahead = run(p, {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}, 10, &now, 3, [&](auto& s, int g, uint64_t i) {
+  const auto ahead = run(p, kFourCycles, 10, &now, 3, [&](auto& s, int g, uint64_t i) {
     if (s.interval < 30 || (i != 4 && i != 5)) return;  // from the second cycle on
     auto& next = s.regions[static_cast<size_t>((g + 1) % 3)];
     auto flicker = next;
@@ -242,11 +247,7 @@ TEST_CASE("predictor: a few chunks that flicker hot do not move their group's on
     flicker.hotness = 0.9;
     s.regions.push_back(flicker);
   });
-  for (size_t phase = 6; phase < ahead.size(); ++phase) {
-    INFO("phase " << phase);
-    CHECK(ahead[phase]);
-  }
-  CHECK(p.stats().misses == 0);
+  checkPredictedFromThirdCycle(p, ahead);
 }
 
 TEST_CASE("predictor: a group whose memory reads hot for one interval as another phase begins has no onset", "[policy][predict]") {
@@ -258,14 +259,10 @@ TEST_CASE("predictor: a group whose memory reads hot for one interval as another
   // of its phase).
   PhasePredictor p(predictOn());
   uint64_t now = 0;
-  const auto ahead = run(p, {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}, 10, &now, 3, [](auto& s, int g, uint64_t i) {
+  const auto ahead = run(p, kFourCycles, 10, &now, 3, [](auto& s, int g, uint64_t i) {
     if (i == 0 && s.interval >= 30) s.regions[static_cast<size_t>((g + 1) % 3)].hotness = 0.9;
   });
-  for (size_t phase = 6; phase < ahead.size(); ++phase) {
-    INFO("phase " << phase);
-    CHECK(ahead[phase]);
-  }
-  CHECK(p.stats().misses == 0);
+  checkPredictedFromThirdCycle(p, ahead);
 }
 
 TEST_CASE("predictor: groups that begin in the same interval are one phase and share what follows", "[policy][predict]") {
@@ -299,11 +296,7 @@ TEST_CASE("predictor: groups that begin in the same interval are one phase and s
       return now < 4;
     }));
   const auto ahead = run(p, {0, 1, 2, 0, 1, 2, 0, 1, 2}, 10, &now, 4);
-  for (size_t phase = 6; phase < ahead.size(); ++phase) {  // the third cycle
-    INFO("phase " << phase);
-    CHECK(ahead[phase]);
-  }
-  CHECK(p.stats().misses == 0);
+  checkPredictedFromThirdCycle(p, ahead);
 }
 
 TEST_CASE("predictor: once a group's episode began its members not seen hot yet count as hot", "[policy][predict]") {
