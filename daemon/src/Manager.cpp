@@ -243,10 +243,12 @@ IntervalReport Manager::runIntervalSteps() {
 
   if (worker_.busy()) {
     MTM_DEBUG("interval={}: the moves of interval {} still run: no plan this interval", rep.interval, moves_->interval);
+    policy_->observe(last_, machine_.tiers);
     return rep;
   }
   if (auto st = config::refreshFreeMemory(machine_.tiers, fs_); !st.ok()) {
     MTM_WARN("no placement this interval: {}", st.error().message());
+    policy_->observe(last_, machine_.tiers);
     return rep;
   }
   auto plan = policy_->plan(last_, machine_.tiers);

@@ -1,6 +1,7 @@
 #include "mtm/policy/MoveMemory.h"
 
 #include <algorithm>
+#include <map>
 
 namespace mtm::policy {
 namespace {
@@ -37,35 +38,50 @@ std::vector<MoveRecord> MoveMemory::overlapping(int pid, uint64_t start, uint64_
   return out;
 }
 
-// The records overlapping [start, end): whether a move `kind` now would send any back the way it
-// came within the window (a move that proved right excepted), and the most
-// ping-pongs among them.
-std::pair<bool, uint32_t> MoveMemory::history(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const {
-  bool back = false;
-  uint32_t most = 0;
-  forOverlapping(records_, pid, start, end, [&](uint64_t, const MoveRecord& r) {
-    back = back || (opposite(r.kind, kind) && r.earned < 1 && now < r.interval + window_);
-    most = std::max(most, r.pingPongs);
+uint64_t MoveMemory::bytesWhere(int pid, uint64_t start, uint64_t end, const std::function<bool(const MoveRecord&)>& counts) const {
+  uint64_t bytes = 0;
+  forOverlapping(records_, pid, start, end, [&](uint64_t from, const MoveRecord& r) {
+    if (counts(r)) bytes += std::min(end, r.end) - std::max(start, from);
   });
-  return {back, most};
+  return bytes;
 }
 
-bool MoveMemory::wouldPingPong(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const {
-  return history(pid, start, end, kind, now).first;
+// The records overlapping [start, end): the bytes a move `kind` now would send back the way they
+// came within the window (moves that proved right excepted), whether they are half the range,
+// and the most ping-pongs that half the range has done.
+MoveMemory::History MoveMemory::history(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const {
+  History h;
+  std::map<uint32_t, uint64_t> bytesAt;  // ping-pongs -> bytes
+  forOverlapping(records_, pid, start, end, [&](uint64_t from, const MoveRecord& r) {
+    const uint64_t overlap = std::min(end, r.end) - std::max(start, from);
+    if (opposite(r.kind, kind) && r.earned < 1 && now < r.interval + window_) h.backBytes += overlap;
+    bytesAt[r.pingPongs] += overlap;
+  });
+  const uint64_t half = (end - start + 1) / 2;
+  h.back = h.backBytes > 0 && h.backBytes >= half;
+  uint64_t atLeast = 0;
+  for (auto it = bytesAt.rbegin(); it != bytesAt.rend(); ++it)
+    if ((atLeast += it->second) >= half) {
+      h.pingPongs = it->first;
+      break;
+    }
+  return h;
 }
 
-uint32_t MoveMemory::pingPongs(int pid, uint64_t start, uint64_t end) const { return history(pid, start, end, MoveKind::Manual, 0).second; }
+uint32_t MoveMemory::pingPongs(int pid, uint64_t start, uint64_t end) const {
+  return history(pid, start, end, MoveKind::Manual, 0).pingPongs;
+}
 
 uint32_t MoveMemory::barDoublings(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const {
-  const auto [back, most] = history(pid, start, end, kind, now);
-  return most + (back ? 1 : 0);
+  const auto h = history(pid, start, end, kind, now);
+  return h.pingPongs + (h.back ? 1 : 0);
 }
 
-bool MoveMemory::record(int pid, uint64_t start, uint64_t end, MoveKind kind, int fromTier, int toTier, uint64_t now) {
-  const auto [pingPong, before] = history(pid, start, end, kind, now);
+uint64_t MoveMemory::record(int pid, uint64_t start, uint64_t end, MoveKind kind, int fromTier, int toTier, uint64_t now) {
+  const auto h = history(pid, start, end, kind, now);
   erase(pid, start, end);
-  records_[{pid, start}] = {end, now, kind, toTier, std::min(kMaxPingPongs, before + (pingPong ? 1 : 0)), fromTier, 0};
-  return pingPong;
+  records_[{pid, start}] = {end, now, kind, toTier, std::min(kMaxPingPongs, h.pingPongs + (h.back ? 1 : 0)), fromTier, 0};
+  return h.backBytes;
 }
 
 void MoveMemory::credit(int pid, uint64_t start, uint64_t end, int tier, double hotness, double intervalShare, const MoveValue& value) {

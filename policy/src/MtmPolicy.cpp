@@ -88,16 +88,20 @@ MtmPolicy::MtmPolicy(const config::Config& config) : config_(config), memory_(in
   if (config.policy.predict.mode == "on") predictor_ = std::make_unique<PhasePredictor>(config);
 }
 
-Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tiers) {
+void MtmPolicy::observe(const profiler::Snapshot& snap, const config::TierMap& tiers) {
   for (int pid : snap.exited) memory_.forget(pid);
   memory_.prune(snap.regions, snap.interval, kMemoryPerRegion * snap.regions.size() + kMemorySlack);
   creditStays(snap, tiers);
+  if (predictor_) predictor_->observe(snap);
+}
+
+Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tiers) {
+  observe(snap, tiers);
   if (!predictor_) {
     Plan plan = Planner(config_, snap, tiers, memory_, splitThps_).run();
     planCollapses(snap, plan);
     return plan;
   }
-  predictor_->observe(snap);
   profiler::Snapshot raised = snap;
   const uint64_t raisedBytes = applyPredictions(raised, *predictor_, config_.policy.coldThreshold);
   Plan plan = Planner(config_, raised, tiers, memory_, splitThps_).run();

@@ -113,6 +113,8 @@ void PhasePredictor::markChunks(Target& t, const std::vector<const profiler::Reg
 void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_t interval) {
   if (cohort.size() < kMinGroupChunks) return;
   std::sort(cohort.begin(), cohort.end());
+  joinGroupsBegunWith(t, cohort);
+  if (cohort.size() < kMinGroupChunks) return;
   std::map<uint32_t, size_t> overlap;
   for (uint64_t c : cohort)
     if (uint32_t g = t.chunks[c].group; g != 0) ++overlap[g];
@@ -150,17 +152,27 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
   const auto half = runStarts.begin() + static_cast<std::ptrdiff_t>((runStarts.size() - 1) / 2);
   std::nth_element(runStarts.begin(), half, runStarts.end());
   const uint64_t since = std::min(interval, *half);
+  std::map<uint32_t, size_t> left;  // groups the cohort took members from, and their sizes before
   for (uint64_t c : cohort) {
     Chunk& chunk = t.chunks[c];
     if (chunk.group != 0 && chunk.group != best)
       if (auto old = t.groups.find(chunk.group); old != t.groups.end()) {
         auto& m = old->second.members;
+        left.try_emplace(chunk.group, m.size());
         m.erase(std::remove(m.begin(), m.end(), c), m.end());
       }
     chunk.group = best;
     hotness += chunk.hotness;
     confidence += chunk.confidence;
   }
+  // Groups that keep less than half their memory go, with their onsets and links: their history
+  // is that of memory now in this group (a start-up's fragments of it, which began with it, would
+  // stand for it in the phases learned, and be predicted with it). Their last chunks are free to
+  // join the groups they cool with.
+  dropGroups(t, [&](uint32_t id, const Group& g) {
+    const auto it = left.find(id);
+    return it != left.end() && (g.members.size() < kMinGroupChunks || g.members.size() * 2 < it->second);
+  });
   std::vector<uint64_t> members;
   std::set_union(group.members.begin(), group.members.end(), cohort.begin(), cohort.end(), std::back_inserter(members));
   // An episode's end: a good share of the group, hot for a good share of the group's usual
@@ -185,12 +197,40 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
   // A founded group's onset, or a joined one's that was missed (too few of its members were hot
   // for it to turn active): when the cohort's run began. A few chunks that flickered are no
   // episode: their run says nothing of when the group began.
-  if (founded || (episode && group.onset < since)) onset(t, best, since);
-  // The episode that ended: from the group's onset (just learned, for a founded one) to now.
+  // The episode that ended, from that onset to now, counts before the onset is placed among the
+  // others (its length says which phase a late onset is of).
+  const bool missed = founded || (episode && group.onset < since);
+  if (missed) group.onset = since;
   if (group.onset <= interval && (founded || group.lastActive + 1 >= interval)) {
     group.durations = std::min(group.durations + 1, kLagSmoothing);
     group.duration += (double(interval - group.onset) - group.duration) / group.durations;
   }
+  if (missed) onset(t, best, since);
+}
+
+// Chunks of the cohort whose run began well before half of it was hot, together with another
+// group's current episode, join that group: they cooled late (a region holding them and the next
+// phase's memory stayed warm), not with this phase (seen in the VM lab: 11 of B's 32 chunks
+// cooled with C every cycle, and B's prediction moved 21).
+void PhasePredictor::joinGroupsBegunWith(Target& t, std::vector<uint64_t>& cohort) {
+  std::vector<uint64_t> starts;
+  for (uint64_t c : cohort) starts.push_back(t.chunks[c].hotSince);
+  const auto half = starts.begin() + static_cast<std::ptrdiff_t>((starts.size() - 1) / 2);
+  std::nth_element(starts.begin(), half, starts.end());
+  const uint64_t since = *half;
+  std::erase_if(cohort, [&](uint64_t c) {
+    Chunk& chunk = t.chunks[c];
+    if (chunk.hotSince + kOnsetIntervals >= since) return false;
+    for (auto& [id, g] : t.groups) {
+      if (g.members.empty() || g.onset + kOnsetIntervals < chunk.hotSince || chunk.hotSince + kOnsetIntervals < g.onset) continue;
+      if (id == chunk.group) return true;  // where it belongs already
+      if (auto old = t.groups.find(chunk.group); old != t.groups.end()) std::erase(old->second.members, c);
+      g.members.insert(std::upper_bound(g.members.begin(), g.members.end(), c), c);
+      chunk.group = id;
+      return true;
+    }
+    return false;
+  });
 }
 
 // A group is active while half its chunks are hot; becoming active for kOnsetIntervals in a row is
@@ -205,7 +245,8 @@ void PhasePredictor::updateActivity(Target& t, uint64_t interval) {
     const bool active = !g.members.empty() && hot * 2 >= g.members.size();
     if (active != g.active) MTM_DEBUG("predict group={} {} hot_chunks={}/{}", id, active ? "active" : "inactive", hot, g.members.size());
     if (active && !g.active) g.activeSince = interval;
-    if (active && interval + 1 == g.activeSince + kOnsetIntervals) onset(t, id, g.activeSince);
+    // >=: a policy may not be shown every interval.
+    if (active && interval + 1 >= g.activeSince + kOnsetIntervals && g.onset < g.activeSince) onset(t, id, g.activeSince);
     g.active = active;
     if (active) g.lastActive = interval;
   }
@@ -214,36 +255,64 @@ void PhasePredictor::updateActivity(Target& t, uint64_t interval) {
 void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
   if (auto g = t.groups.find(group); g != t.groups.end()) g->second.onset = interval;
   auto& seq = t.onsets;
-  const auto at = std::upper_bound(seq.begin(), seq.end(), std::pair(interval, UINT32_MAX));
+  auto at = std::upper_bound(seq.begin(), seq.end(), std::pair(interval, UINT32_MAX));
   if (at == seq.begin() && !seq.empty()) return;  // older than what is known
+  // The phase it belongs to: its own interval's, or that of an onset a moment before, within a
+  // quarter of that group's usual episode. A few chunks of a phase's memory that read hot a few
+  // intervals early (a region straddling the phase before) do not stand between the two (seen
+  // in the VM lab: 3 chunks of C, hot 4 intervals before the other 29, became B's successor in
+  // C's place, and when they did not read hot early in the third cycle, C was not predicted).
+  // Likewise a late onset a moment before the next phase's, within a quarter of its own usual
+  // episode, is of that phase (seen in the VM lab: C, learned late, began one interval before
+  // two small groups of its memory, and C -> A was never learned).
+  uint64_t phaseAt = interval;
+  if (at != seq.begin()) {
+    const auto [when, prev] = *std::prev(at);
+    const auto g = t.groups.find(prev);
+    if (when < interval && prev != group && g != t.groups.end() && g->second.durations > 0 &&
+        double(interval - when) < kEpisodeShare * g->second.duration)
+      phaseAt = when;
+  }
+  if (const auto self = t.groups.find(group); phaseAt == interval && at != seq.end() && self != t.groups.end() &&
+                                              self->second.durations > 0 &&
+                                              double(at->first - interval) < kEpisodeShare * self->second.duration) {
+    phaseAt = at->first;
+    at = std::upper_bound(at, seq.end(), std::pair(phaseAt, UINT32_MAX));
+  }
   const bool latest = at == seq.end();
-  // The phase before (the groups of the onset before: several when they began in the same
-  // interval, which share one sighting of what follows) and, for a late onset, the phase after
-  // it; copies, as the sequence changes below.
-  const uint64_t beforeAt = at == seq.begin() ? 0 : std::prev(at)->first;
-  const std::vector<std::pair<uint64_t, uint32_t>> before(std::lower_bound(seq.begin(), at, std::pair(beforeAt, 0u)), at);
+  // The groups that began in that phase, the phase before (the groups of the onset before:
+  // several when they began together, which share one sighting of what follows) and, for a late
+  // onset, the phase after; copies, as the sequence changes below.
+  const auto phase = std::lower_bound(seq.begin(), at, std::pair(phaseAt, 0u));
+  const bool joins = phase != at;
+  const uint64_t beforeAt = phase == seq.begin() ? 0 : std::prev(phase)->first;
+  const std::vector<std::pair<uint64_t, uint32_t>> before(std::lower_bound(seq.begin(), phase, std::pair(beforeAt, 0u)), phase);
   const std::vector<std::pair<uint64_t, uint32_t>> after(at,
                                                          latest ? at : std::upper_bound(at, seq.end(), std::pair(at->first, UINT32_MAX)));
   const double share = before.empty() ? 0 : 1.0 / double(before.size());
-  if (before.size() == 1 && before.front().second == group) {
+  if (std::find(phase, at, std::pair(phaseAt, group)) != at) {
+    // known already
+  } else if (!joins && before.size() == 1 && before.front().second == group) {
     // The same group again links nothing: the latest one's onset moves (the next lag counts
     // from its latest start).
     if (latest) std::prev(at)->first = interval;
-  } else if (std::find(before.begin(), before.end(), std::pair(interval, group)) == before.end()) {
+  } else {
     // A late onset (a group learned when it cooled, after the next phase had begun): what was
-    // learned as before -> after was before -> group -> after.
+    // learned as before -> after was before -> group -> after. One that joins a phase known
+    // already adds its own links only.
     for (const auto& [when, next] : after) {
-      for (const auto& [_, prev] : before)
-        if (prev != next) unlearn(t, prev, next, share);
-      if (next != group) learn(t, group, next, when - interval, 1);
+      if (!joins)
+        for (const auto& [_, prev] : before)
+          if (prev != next) unlearn(t, prev, next, share);
+      if (next != group) learn(t, group, next, when - phaseAt, 1, when);
     }
     for (const auto& [when, prev] : before) {
-      if (when == interval || prev == group) continue;  // began together: one phase
-      MTM_DEBUG("predict onset group={} interval={} after group={} lag={}{}", group, interval, prev, interval - when,
-                latest ? "" : " (late)");
-      learn(t, prev, group, interval - when, share);
+      if (prev == group) continue;
+      MTM_DEBUG("predict onset group={} interval={} after group={} lag={}{}{}{}", group, interval, prev, interval - when,
+                joins ? " (with others)" : "", latest ? "" : " (late)", phaseAt < interval ? " (the phase began earlier)" : "");
+      learn(t, prev, group, interval - when, share, phaseAt);
     }
-    seq.insert(at, {interval, group});
+    seq.insert(std::upper_bound(seq.begin(), seq.end(), std::pair(phaseAt, UINT32_MAX)), {phaseAt, group});
     if (seq.size() > kRecentOnsets) seq.erase(seq.begin());
   }
   for (auto p = t.pending.begin(); p != t.pending.end();)
@@ -261,7 +330,7 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
   }
 }
 
-void PhasePredictor::learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals, double weight) {
+void PhasePredictor::learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals, double weight, uint64_t seen) {
   auto prev = t.groups.find(from);
   if (prev == t.groups.end()) return;
   auto& next = prev->second.successors;
@@ -274,6 +343,7 @@ void PhasePredictor::learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIn
     s = next.end() - 1;
   }
   s->weight += weight;
+  s->seen = seen;
   const double n = std::clamp(s->weight, 1.0, kLagSmoothing);
   s->lagDev += (std::abs(lag - s->lagMean) - s->lagDev) / n;
   s->lagMean += (lag - s->lagMean) / n;
@@ -361,8 +431,8 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
         if (s.group == p->group) s.weight /= 2;
     p = t.pending.erase(p);
   }
-  // From the latest phase, its largest group's best transition (a few chunks of noise that began
-  // with it have a clean record of one).
+  // From the latest phase, its largest group's transitions (a few chunks of noise that began with
+  // it have a clean record of one).
   const Group* last = nullptr;
   uint32_t lastGroup = 0;
   const uint64_t lastOnset = t.onsets.empty() ? 0 : t.onsets.back().first;
@@ -371,20 +441,20 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
       last = &g->second;
       lastGroup = e->second;
     }
-  const Successor* best = nullptr;
-  double bestConfidence = 0;
-  if (last && !last->successors.empty()) {
+  if (last) {
+    // The phases that followed: links learned at the same onset are one, weighing what its
+    // best-known member does (groups that always begin together are each as sure as the phase).
+    std::map<uint64_t, double> phases;
+    for (const auto& s : last->successors) phases[s.seen] = std::max(phases[s.seen], s.weight);
     double total = 0;
-    for (const auto& s : last->successors) total += s.weight;
-    best = &*std::max_element(last->successors.begin(), last->successors.end(),
-                              [](const auto& a, const auto& b) { return a.weight < b.weight; });
-    bestConfidence = total > 0 ? best->weight / total : 0;
-  }
-  if (best && bestConfidence >= minConfidence_ && t.groups.count(best->group)) {
-    const uint64_t expected = lastOnset + static_cast<uint64_t>(std::llround(best->lagMean));
-    const auto spread = static_cast<uint64_t>(std::llround(2 * best->lagDev));
-    if (interval + horizon_ + spread >= expected && interval <= expected + spread)
-      expect(t, best->group, expected, std::max(kMinPatience, static_cast<uint64_t>(best->lagMean / 2)) + spread, lastGroup);
+    for (const auto& [_, weight] : phases) total += weight;
+    for (const auto& s : last->successors) {
+      if (s.weight < minConfidence_ * total || !t.groups.count(s.group)) continue;
+      const uint64_t expected = lastOnset + static_cast<uint64_t>(std::llround(s.lagMean));
+      const auto spread = static_cast<uint64_t>(std::llround(2 * s.lagDev));
+      if (interval + horizon_ + spread >= expected && interval <= expected + spread)
+        expect(t, s.group, expected, std::max(kMinPatience, static_cast<uint64_t>(s.lagMean / 2)) + spread, lastGroup);
+    }
   }
   for (const Pending& p : t.pending) {
     // The group before it ends by then, as its episodes usually do: predicted to cool from the
@@ -430,10 +500,27 @@ void PhasePredictor::forgetStale(Target& t, uint64_t interval) {
     }
     it = t.chunks.erase(it);
   }
-  for (auto it = t.groups.begin(); it != t.groups.end();) it = it->second.members.empty() ? t.groups.erase(it) : std::next(it);
-  for (auto& [id, g] : t.groups) std::erase_if(g.successors, [&](const Successor& s) { return t.groups.count(s.group) == 0; });
-  std::erase_if(t.pending, [&](const Pending& p) { return t.groups.count(p.group) == 0; });
-  for (auto& [phase, groups] : t.phaseGroups) std::erase_if(groups, [&](uint32_t g) { return t.groups.count(g) == 0; });
+  dropGroups(t, [](uint32_t, const Group& g) { return g.members.empty(); });
+}
+
+void PhasePredictor::dropGroups(Target& t, const std::function<bool(uint32_t id, const Group&)>& gone) {
+  const size_t before = t.groups.size();
+  for (auto it = t.groups.begin(); it != t.groups.end();) {
+    if (!gone(it->first, it->second)) {
+      ++it;
+      continue;
+    }
+    for (uint64_t c : it->second.members)
+      if (auto chunk = t.chunks.find(c); chunk != t.chunks.end()) chunk->second.group = 0;
+    MTM_DEBUG("predict group={} dropped members={}", it->first, it->second.members.size());
+    it = t.groups.erase(it);
+  }
+  if (t.groups.size() == before) return;
+  auto known = [&](uint32_t g) { return t.groups.count(g) != 0; };
+  for (auto& [id, g] : t.groups) std::erase_if(g.successors, [&](const Successor& s) { return !known(s.group); });
+  std::erase_if(t.pending, [&](const Pending& p) { return !known(p.group); });
+  std::erase_if(t.onsets, [&](const auto& o) { return !known(o.second); });
+  for (auto& [phase, groups] : t.phaseGroups) std::erase_if(groups, [&](uint32_t g) { return !known(g); });
 }
 
 PhasePredictor::Stats PhasePredictor::stats() const {

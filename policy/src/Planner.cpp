@@ -267,11 +267,15 @@ void Planner::commit(Transaction& tx) {
       if (m.end < r.end) plan_.cuts.push_back({r.pid, m.end});
     }
     const uint64_t pages = bytesOf(req.ranges) / kPage;
-    if (memory_.record(r.pid, m.start, m.end, m.kind, static_cast<int>(m.from), static_cast<int>(m.to), snap_.interval)) {
+    // Ping-pong pages: those that went back the way they came, whether or not they were half the
+    // range (and so counted on it).
+    const uint64_t backPages = std::min(
+        pages, memory_.record(r.pid, m.start, m.end, m.kind, static_cast<int>(m.from), static_cast<int>(m.to), snap_.interval) / kPage);
+    if (backPages > 0) {
       if (!plan_.pingPongs.empty() && plan_.pingPongs.back().pid == r.pid)
-        plan_.pingPongs.back().pages += pages;
+        plan_.pingPongs.back().pages += backPages;
       else
-        plan_.pingPongs.push_back({r.pid, pages});
+        plan_.pingPongs.push_back({r.pid, backPages});
     }
     plan_.moves.push_back(std::move(req));
     planned_[m.region] = true;
@@ -295,11 +299,15 @@ int64_t Planner::excess(const Transaction& tx, size_t tier) const {
 // goes on in the same direction (tier 3 -> 1 while tier 0 was full, then 1 -> 0): no ping-pong.
 // The cooldown doubles for each ping-pong the range has done: a range whose hotness flips faster
 // than its checks can tell (few checks, a mixed region) moves ever more rarely, where the doubled
-// value bar alone (pays()) does not hold back moves worth a hundred times their copy.
+// value bar alone (pays()) does not hold back moves worth a hundred times their copy. A region
+// is held while half of it or more cools down, not while less does: the profiler merges memory
+// that lies together, and in the VM lab 2 MiB promoted a moment before, merged into a predicted
+// 64 MiB group that had never moved, held the group in tier 1 past its phase's start.
 bool Planner::cooling(const profiler::RegionInfo& r, MoveKind kind) const {
-  for (const auto& m : memory_.overlapping(r.pid, r.start, r.end))
-    if (snap_.interval < m.interval + (cooldown_ << m.pingPongs) && !(m.kind == kind && r.tier == m.toTier)) return true;
-  return false;
+  const uint64_t held = memory_.bytesWhere(r.pid, r.start, r.end, [&](const MoveRecord& m) {
+    return snap_.interval < m.interval + (cooldown_ << m.pingPongs) && !(m.kind == kind && r.tier == m.toTier);
+  });
+  return held * 2 >= r.end - r.start && held > 0;
 }
 
 // How far a region must rank above a warmer-than-cold one to take its place: promote_margin, or

@@ -113,6 +113,28 @@ TEST_CASE("a region that moved stays put for the cooldown", "[policy]") {
   CHECK(p.plan(s, t).moves.size() == 1);
 }
 
+TEST_CASE("a few MiB that moved a moment ago do not hold the larger region they merged into", "[policy]") {
+  // 2 MiB went up at interval 10 and read tier 2 again (say its pages came back); then the
+  // profiler merged it with 62 MiB that never moved into one hot region: that moves at once.
+  // Were half of it or more in its cooldown, it would wait.
+  const auto t = tiers({{1024, 512}, {1024, 512}, {1024, 512}});
+  auto mergedAfterAMove = [&](uint64_t startMiB, uint64_t sizeMiB) {
+    MtmPolicy p(cfg());
+    profiler::Snapshot s;
+    s.interval = 10;
+    s.regions = {region(62, 2, 0.9, 2), region(0, 62, 0.0, 2)};
+    REQUIRE(p.plan(s, t).moves.size() == 1);
+    s.interval = 11;
+    s.regions = {region(startMiB, sizeMiB, 0.9, 2)};
+    return p.plan(s, t);
+  };
+  const auto plan = mergedAfterAMove(0, 64);
+  REQUIRE(plan.moves.size() == 1);
+  CHECK(plan.moves[0].ranges.front().start == region(0, 64, 0, 2).start);
+  CHECK(plan.moves[0].ranges.back().end == region(0, 64, 0, 2).end);
+  CHECK(mergedAfterAMove(60, 4).moves.empty());  // half of it moved a moment ago: held
+}
+
 TEST_CASE("watermarks: a tier short of free memory sheds its coldest regions one tier down", "[policy]") {
   MtmPolicy p(cfg());
   profiler::Snapshot s;
@@ -738,6 +760,29 @@ TEST_CASE("move memory: ranges overwrite what they cover, records expire, vanish
   m.prune(all, 42, 4);
   CHECK(m.size() == 4);
   CHECK(m.overlapping(8, 60, 100).size() == 4);
+}
+
+TEST_CASE("move memory: a range's history is what holds for half its bytes or more", "[policy]") {
+  // 2 MiB of a 64 MiB range flipped twice (two ping-pongs); the other 62 MiB moved once, long ago.
+  MoveMemory m(10);
+  constexpr uint64_t kPiece = 62 * kMiB, kEnd = 64 * kMiB;
+  m.record(7, 0, kPiece, MoveKind::Demotion, 0, 1, 0);
+  m.record(7, kPiece, kEnd, MoveKind::Promotion, 1, 0, 20);
+  m.record(7, kPiece, kEnd, MoveKind::Demotion, 0, 1, 21);
+  m.record(7, kPiece, kEnd, MoveKind::Promotion, 1, 0, 22);
+  REQUIRE(m.pingPongs(7, kPiece, kEnd) == 2);
+  // The whole range: neither its bar nor its count is the piece's. Moved down with it, the piece
+  // goes back the way it came: its bytes count as ping-pong, but the range's record does not.
+  CHECK(m.pingPongs(7, 0, kEnd) == 0);
+  CHECK(m.barDoublings(7, 0, kEnd, MoveKind::Demotion, 23) == 0);
+  CHECK(m.record(7, 0, kEnd, MoveKind::Demotion, 0, 1, 23) == 2 * kMiB);
+  CHECK(m.pingPongs(7, 0, kEnd) == 0);
+  // When half of a range or more flipped, its history is theirs: a ping-pong behind it (the
+  // half went up right after the range went down), and one more going back down now.
+  m.record(7, 32 * kMiB, kEnd, MoveKind::Promotion, 1, 0, 24);
+  CHECK(m.barDoublings(7, 0, kEnd, MoveKind::Demotion, 25) == 2);
+  CHECK(m.record(7, 0, kEnd, MoveKind::Demotion, 0, 1, 25) == 32 * kMiB);
+  CHECK(m.pingPongs(7, 0, kEnd) == 2);
 }
 
 TEST_CASE("an access rate is counted per accessed-bit window: the same hotness over a shorter window is a higher rate", "[policy]") {

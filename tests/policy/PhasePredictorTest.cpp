@@ -93,13 +93,18 @@ std::vector<bool> run(PhasePredictor& p, const std::vector<int>& sequence, uint6
 // A B C four times over.
 const std::vector<int> kFourCycles = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2};
 
-// Every phase from the third cycle on (phase 6) was predicted by the interval before it began,
-// and no prediction missed.
-void checkPredictedFromThirdCycle(const PhasePredictor& p, const std::vector<bool>& ahead) {
-  for (size_t phase = 6; phase < ahead.size(); ++phase) {
+// Every phase from `first` on was predicted by the interval before it began.
+void checkPredictedFrom(const std::vector<bool>& ahead, size_t first) {
+  for (size_t phase = first; phase < ahead.size(); ++phase) {
     INFO("phase " << phase);
     CHECK(ahead[phase]);
   }
+}
+
+// Every phase from the third cycle on (phase 6) was predicted by the interval before it began,
+// and no prediction missed.
+void checkPredictedFromThirdCycle(const PhasePredictor& p, const std::vector<bool>& ahead) {
+  checkPredictedFrom(ahead, 6);
   CHECK(p.stats().misses == 0);
 }
 
@@ -299,6 +304,115 @@ TEST_CASE("predictor: groups that begin in the same interval are one phase and s
   checkPredictedFromThirdCycle(p, ahead);
 }
 
+TEST_CASE("predictor: start-up fragments of a phase's memory that began with it do not stand for it", "[policy][predict]") {
+  // A start-up touches C's first two quarters one after the other (8 MiB each): each founds a
+  // small group (X, Y). In the first cycle both turn active as C begins, and follow B; C itself
+  // is found when it cools, taking X's and Y's chunks, with its onset in that same interval.
+  // Before the rules B -> C was never learned (its onset joined a phase already known), and B
+  // predicted X, which held no memory any more (seen in the VM lab: three start-up fragments of
+  // C began with it, and the third cycle's A began with none of its hot set in the top tier).
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  for (; now < 4; ++now) {
+    profiler::Snapshot s;
+    s.interval = now;
+    auto quarter = groupRegion(2, 0.9, 1);
+    quarter.start += (now / 2) * 8 * kMiB;
+    quarter.end = quarter.start + 8 * kMiB;
+    s.regions.push_back(quarter);
+    p.observe(s);
+  }
+  const auto ahead = run(p, kFourCycles, 10, &now);
+  checkPredictedFrom(ahead, 4);  // from B -> C's second sighting on
+  CHECK(p.stats().misses <= 1);  // X -> Y -> A, the start-up's order, tried once as C began
+}
+
+TEST_CASE("predictor: a few chunks of a phase that read hot a moment early do not take its place", "[policy][predict]") {
+  // C's first 6 MiB (3 chunks) are a group of their own: they cool 2 intervals after the rest
+  // of C. In the second cycle they read hot 2 intervals before C begins (a region straddling B's
+  // memory and C's), in the third not. Before the rule they became B's successor in C's place;
+  // in the third cycle C was not predicted (seen in the VM lab).
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  const auto ahead = run(p, kFourCycles, 10, &now, 3, [](auto& s, int g, uint64_t i) {
+    auto piece = s.regions[2];
+    piece.end = s.regions[2].start = piece.start + 6 * kMiB;
+    const bool secondCycle = s.interval >= 30 && s.interval < 60;
+    piece.hotness = g == 2 || (g == 0 && i < 2 && s.interval >= 30) || (secondCycle && g == 1 && i >= 8) ? 0.9 : 0.0;
+    s.regions.push_back(piece);
+  });
+  checkPredictedFrom(ahead, 6);
+}
+
+TEST_CASE("predictor: chunks of a phase that stay warm into the next one stay in their phase's group", "[policy][predict]") {
+  // B's last 8 MiB stay warm (0.3: hot still, by the hysteresis) all through C's phase, as a
+  // region holding them and C's memory does, and cool with C. They began with B: before the
+  // rule they joined C's group, and B's prediction left them behind (seen in the VM lab: 11 of
+  // B's 32 chunks, and B's phase began with 0.66 of its hot set on top).
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  const auto ahead = run(p, kFourCycles, 10, &now, 3, [](auto& s, int g, uint64_t) {
+    auto tail = s.regions[1];
+    tail.start = s.regions[1].end = tail.end - 8 * kMiB;
+    if (g == 2) tail.hotness = 0.3;
+    s.regions.push_back(tail);
+  });
+  checkPredictedFromThirdCycle(p, ahead);
+}
+
+TEST_CASE("predictor: a phase learned late a moment before a flicker's onset is of the flicker's phase", "[policy][predict]") {
+  // In the first cycle, 32 MiB of other memory flicker hot for two intervals just after C
+  // begins, and C, warm 3 intervals into A, is found only after A began: its onset lands one
+  // interval before the flicker's. Before the rule C -> flicker and flicker -> A were learned,
+  // C -> A never; in the third cycle A was not predicted (seen in the VM lab).
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  const auto ahead = run(p, kFourCycles, 10, &now, 4, [](auto& s, int g, uint64_t i) {
+    if (s.interval == 21 || s.interval == 22) s.regions[3].hotness = 0.9;
+    if (g == 0 && i < 3 && s.interval >= 30) s.regions[2].hotness = 0.3;
+  });
+  checkPredictedFrom(ahead, 6);  // not checkPredictedFromThirdCycle: the flicker, predicted with C once, misses
+}
+
+TEST_CASE("predictor: groups that always begin together are each predicted", "[policy][predict]") {
+  // C's phase uses two sets of memory: C (all phase long) and D (its first 4 intervals). They
+  // cool apart, so they are two groups, and they begin together: both follow B every time, each
+  // as surely as the phase does. Before the rules only the first of them to be seen active
+  // learned that it follows B, and one successor was predicted at most.
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  std::vector<bool> bothAhead;
+  for (int hot : kFourCycles)
+    for (uint64_t i = 0; i < 10; ++i, ++now) {
+      if (i == 0 && hot == 2) bothAhead.push_back(predicts(p, 2) && predicts(p, 3));
+      auto s = phaseSnapshot(now, hot, 4);
+      if (hot == 2 && i < 4) s.regions[3].hotness = 0.9;
+      p.observe(s);
+    }
+  REQUIRE(bothAhead.size() == 4);
+  CHECK(bothAhead[2]);
+  CHECK(bothAhead[3]);
+  CHECK(p.stats().misses == 0);
+}
+
+TEST_CASE("predictor: a predictor not shown every interval still finds each phase's onset", "[policy][predict]") {
+  // The second and third interval of each phase go unseen, as they did in mtmd while the moves
+  // of a phase's first interval ran. An onset is two intervals of activity in a row; before the
+  // rule it was found only if the second was seen, so no onset was found live, and each was
+  // learned when its group cooled, after the next phase began (seen in the VM lab: A's onset, in
+  // an interval whose moves ran 1.2 s, was learned only when A ended, and B was not predicted).
+  PhasePredictor p(predictOn());
+  std::vector<bool> ahead;
+  uint64_t now = 0;
+  for (int hot : kFourCycles)
+    for (uint64_t i = 0; i < 10; ++i, ++now) {
+      if (i == 0) ahead.push_back(predicts(p, hot));
+      if (i == 1 || i == 2) continue;
+      p.observe(phaseSnapshot(now, hot, 3));
+    }
+  checkPredictedFromThirdCycle(p, ahead);
+}
+
 TEST_CASE("predictor: once a group's episode began its members not seen hot yet count as hot", "[policy][predict]") {
   // Two cycles teach the groups. In the third, only A's first half is seen hot (the checks find
   // a phase piecemeal, and memory moved up ahead of it is not yet seen at all): from A's onset
@@ -340,10 +454,7 @@ TEST_CASE("predictor: a hot set whose hotness hovers at the threshold is one epi
   const auto third = run(p, {0, 1, 2}, 10, &now, 3, hovering);
   CHECK(p.stats().groups == 3);
   CHECK(p.stats().misses == 0);  // without the hysteresis: 12 of 18 predictions missed
-  for (size_t phase = 0; phase < third.size(); ++phase) {
-    INFO("phase " << phase);
-    CHECK(third[phase]);
-  }
+  checkPredictedFrom(third, 0);
 }
 
 TEST_CASE("predictor: a broken cycle is unlearned", "[policy][predict]") {
@@ -449,6 +560,22 @@ TEST_CASE("predictive placement: the next phase's memory moves up before the pha
         if (i >= 30 && r.start < b.end && r.end > b.start) early = true;
   }
   CHECK_FALSE(early);
+}
+
+TEST_CASE("predictive placement: the policy learns from the intervals it does not plan", "[policy][predict]") {
+  // mtmd plans no interval while an earlier one's moves run, and shows it to the policy through
+  // observe(): A B C A are only observed, and the plan made in A's last interval promotes B.
+  MtmPolicy policy(predictOn());
+  const config::TierMap tiers = twoTiers();
+  for (uint64_t i = 0; i < 39; ++i) policy.observe(phaseSnapshot(i, std::vector<int>{0, 1, 2, 0}[i / 10], 3), tiers);
+  const auto plan = policy.plan(phaseSnapshot(39, 0, 3), tiers);
+  const auto b = groupRegion(1, 0, 1);
+  bool promoted = false;
+  for (const auto& m : plan.moves)
+    for (const auto& r : m.ranges)
+      if (m.kind == MoveKind::Promotion && r.start < b.end && r.end > b.start) promoted = true;
+  CHECK(promoted);
+  CHECK(plan.prediction.predictions >= 1);
 }
 
 TEST_CASE("predictive placement: a predicted group inside a larger cold region moves up alone and ahead", "[policy][predict]") {

@@ -58,7 +58,7 @@ struct ProfilerConfig {
 // promoted ahead of its start.
 struct PredictConfig {
   std::string mode = "off";    // off | on
-  double minConfidence = 0.6;  // a transition's share of its phase's successors before it is acted on
+  double minConfidence = 0.6;  // a transition's share of the phases that followed its phase before it is acted on
   uint32_t horizonS = 2;       // how long before a phase's expected start its memory may move up
   bool operator==(const PredictConfig&) const = default;
 };

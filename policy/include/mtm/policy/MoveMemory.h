@@ -3,13 +3,18 @@
 // regions split and merge, so a region's start says nothing a few intervals later). Each entry
 // is a range of one process that was last moved as a whole: when, which way and to which tier,
 // and how often it went back the way it came within the ping-pong window. Ranges of one process
-// never overlap: a new move overwrites the parts of older entries it covers.
+// never overlap: a new move overwrites the parts of older entries it covers. A range's history
+// is what holds for half its bytes or more: the profiler merges memory that lies together, and a
+// few MiB that flip between tiers must not stand for the 64 MiB they were merged into (in the VM
+// lab such a 2 MiB piece, moved with a phase's memory, gave all of it its 4 ping-pongs, and the
+// phase's memory waited 48 s in tier 1).
 //
 // Bounded: forget() drops a process that exited or was detached; prune() drops entries past
 // their retention (a range that ping-ponged is kept longer, so its raised bar holds) and those
 // that no live region overlaps, and caps the entry count.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -39,18 +44,19 @@ class MoveMemory {
 
   // The records overlapping [start, end) of pid, in address order.
   std::vector<MoveRecord> overlapping(int pid, uint64_t start, uint64_t end) const;
+  // The bytes of [start, end) of pid whose records `counts`.
+  uint64_t bytesWhere(int pid, uint64_t start, uint64_t end, const std::function<bool(const MoveRecord&)>& counts) const;
 
-  // Whether moving [start, end) of pid `kind` now would send it back the way one of its parts
-  // came within the window.
-  bool wouldPingPong(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const;
-  // The most ping-pongs among the records overlapping [start, end).
+  // The most ping-pongs that half of [start, end) or more has done.
   uint32_t pingPongs(int pid, uint64_t start, uint64_t end) const;
   // How often the bar of a move of [start, end) `kind` now doubles: pingPongs(), and once more
-  // where the move would be one (wouldPingPong()).
+  // where the move would be one (half of the range or more going back the way it came within the
+  // window).
   uint32_t barDoublings(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const;
 
-  // Remembers a committed move; returns whether it was a ping-pong (counted on the range).
-  bool record(int pid, uint64_t start, uint64_t end, MoveKind kind, int fromTier, int toTier, uint64_t now);
+  // Remembers a committed move; returns the bytes of it that went back the way they came within
+  // the window (counted as a ping-pong on the range when they are half of it or more).
+  uint64_t record(int pid, uint64_t start, uint64_t end, MoveKind kind, int fromTier, int toTier, uint64_t now);
   // Credits the promoted ranges overlapping [start, end) that are still in `tier`, where they went,
   // with one interval's accesses at `hotness` (effective): `intervalShare` of the gain MoveValue
   // expects over its horizon, against their copy. A move back after a promotion has earned its copy
@@ -75,7 +81,12 @@ class MoveMemory {
   uint64_t retention(const MoveRecord& r) const;
 
  private:
-  std::pair<bool, uint32_t> history(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const;
+  struct History {
+    uint64_t backBytes = 0;  // going back the way they came within the window
+    bool back = false;       // half the range or more
+    uint32_t pingPongs = 0;  // the most that half the range or more has done
+  };
+  History history(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const;
   // Removes [start, end) of pid from the records, keeping the parts of records outside it.
   void erase(int pid, uint64_t start, uint64_t end);
   uint64_t window_;

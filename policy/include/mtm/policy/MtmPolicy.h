@@ -26,6 +26,8 @@ class MtmPolicy final : public Policy {
  public:
   explicit MtmPolicy(const config::Config& config);
   Plan plan(const profiler::Snapshot& snapshot, const config::TierMap& tiers) override;
+  // Exits, what moved memory earned where it went, and the predictor's phases.
+  void observe(const profiler::Snapshot& snapshot, const config::TierMap& tiers) override;
   Status hint(const Hint& hint) override;
   const MoveMemory& memory() const { return memory_; }
 

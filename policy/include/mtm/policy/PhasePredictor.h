@@ -9,23 +9,31 @@
 // - Groups: chunks that cool in the same interval belong together (the end of a phase is sharp:
 //   every chunk's hotness decays at once, where its start is found piecemeal by the checks). A
 //   cooling cohort joins the group that holds half of it at least, else founds one, whose onset
-//   is when its first chunk turned hot: so one cycle of a recurring pattern teaches its groups
+//   is when half of the cohort was hot: so one cycle of a recurring pattern teaches its groups
 //   and their order, and the second is predicted. When an episode's end joins -- a cohort of a
 //   quarter of its group or more, hot for a quarter of the group's usual episode or more --
 //   members not hot since its run began leave the group (noise that founded it, a start-up that
 //   touched everything, does not stay in it), and a missed onset is re-dated to its run's start;
-//   a smaller cohort changes neither. A chunk, once hot, stays hot while regions above
+//   a smaller cohort changes neither. A cohort's chunks whose run began well before half of it
+//   was hot, with another group's current episode, join that group instead (they cooled late:
+//   a region holding them and the next phase's memory stayed warm). A group that a cohort
+//   leaves with less than half its members, or fewer than two chunks, goes at once, with its
+//   onsets and links (a start-up's fragments of one phase's memory, which that phase's end
+//   gathers into one group). A chunk, once hot, stays hot while regions above
 //   cold_threshold cover half of it (hysteresis).
 // - Phases: an interval's phase is its set of active groups (half their chunks hot). Each time a
-//   group becomes active (its onset), the previous onset's group learns it as a successor, with
-//   the lag between the two onsets (a running mean) and a weight: the successor's share of the
-//   weights is the transition's confidence. An onset learned late (a group found only when it
-//   cooled, after the next had begun) takes its place among the recent onsets: A -> C learned
-//   before is undone into A -> B -> C. Groups whose onsets fall in one interval are one phase:
-//   each learns what follows with an equal share of one sighting.
-// - Prediction: when the latest phase's (its largest group's) best successor has confidence >=
-//   min_confidence and its expected onset (less twice the lag's mean deviation: phases vary in
-//   length) is at most horizon_s away, its chunks are predicted hot, with the hotness and
+//   group becomes active (its onset), the groups of the onset before learn it as a successor,
+//   with the lag between the two onsets (a running mean) and a weight. Groups whose onsets fall
+//   in one interval are one phase -- and so is one whose onset comes within a quarter of the
+//   usual episode of the group that began just before it: each is learned by the phase before,
+//   and each learns what follows with an equal share of one sighting. A successor's confidence is its weight's share
+//   of the phases that followed (links learned at the same onset are one phase, weighing what its
+//   best-known member does). An onset learned late (a group found only when it cooled, after the
+//   next had begun) takes its place among the recent onsets: A -> C learned before is undone into
+//   A -> B -> C.
+// - Prediction: when the latest phase's (its largest group's) successors have confidence >=
+//   min_confidence and their expected onset (less twice the lag's mean deviation: phases vary in
+//   length) is at most horizon_s away, their chunks are predicted hot, with the hotness and
 //   confidence the group last showed, until it becomes active (a hit) or its expected onset is
 //   half a lag and twice the deviation past (a miss: its bytes count as mispredicted and the
 //   transition's weight halves). Once a group's episode began, its members not yet seen hot
@@ -40,6 +48,7 @@
 // target's state goes when it exits.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -107,6 +116,7 @@ class PhasePredictor {
     double weight = 0;
     double lagMean = 0;  // intervals between the two onsets
     double lagDev = 0;   // their mean absolute deviation from lagMean
+    uint64_t seen = 0;   // the onset of `group` it was last learned at: links seen at one onset are one phase
   };
   struct Group {
     std::vector<uint64_t> members;  // chunk indices, sorted
@@ -137,6 +147,8 @@ class PhasePredictor {
   void markChunks(Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval,
                   std::vector<uint64_t>& cooled) const;
   void learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_t interval);
+  // Moves the cohort's chunks that began with another group's episode into that group.
+  static void joinGroupsBegunWith(Target& t, std::vector<uint64_t>& cohort);
   void updateActivity(Target& t, uint64_t interval);
   // Group `group` became active at `interval` (for a group just founded, or one whose onset was
   // missed, when its chunks turned hot: learned when they cool). Onsets are linked in time order:
@@ -144,10 +156,13 @@ class PhasePredictor {
   void onset(Target& t, uint32_t group, uint64_t interval);
   // `weight` more (or fewer) sightings of `to` following `from`: 1, or a share of one where
   // several groups began in the same interval.
-  void learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals, double weight);
+  // `seen`: to's onset.
+  void learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals, double weight, uint64_t seen);
   void unlearn(Target& t, uint32_t from, uint32_t to, double weight);
   void predict(int pid, Target& t, uint64_t interval);
   void forgetStale(Target& t, uint64_t interval);
+  // Removes the groups `gone` says to, with their onsets, links, predictions and hinted phases.
+  static void dropGroups(Target& t, const std::function<bool(uint32_t id, const Group&)>& gone);
   // Whether active group g's episode, at its usual length, ends by `giveUp` and within the
   // horizon of `interval`.
   bool endsWithin(const Group& g, uint64_t interval, uint64_t giveUp) const;

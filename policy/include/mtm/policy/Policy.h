@@ -71,7 +71,11 @@ class Policy {
     const config::Config& config;
   };
   virtual ~Policy() = default;
+  // Learns from an interval's snapshot and plans for it.
   virtual Plan plan(const profiler::Snapshot& snapshot, const config::TierMap& tiers) = 0;
+  // Learns from an interval's snapshot with no plan (mtmd plans no interval in which the moves
+  // of an earlier one still run): what a policy learns over time sees every interval.
+  virtual void observe(const profiler::Snapshot& /*snapshot*/, const config::TierMap& /*tiers*/) {}
   // Takes a hint, or says why not (a policy that does not predict takes none).
   virtual Status hint(const Hint& hint);
 };
