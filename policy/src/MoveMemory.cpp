@@ -23,25 +23,26 @@ auto firstOverlapping(Map& records, int pid, uint64_t start) {
   return it;
 }
 
-// Calls fn(start, record) for each record of pid overlapping [start, end), in address order.
+// Calls fn(start, overlap, record) for each record of pid overlapping [start, end), in address
+// order: the record's start, and how many bytes of [start, end) it covers.
 template <typename Map, typename Fn>
 void forOverlapping(Map& records, int pid, uint64_t start, uint64_t end, Fn fn) {
   for (auto it = firstOverlapping(records, pid, start); it != records.end() && it->first.first == pid && it->first.second < end; ++it)
-    fn(it->first.second, it->second);
+    fn(it->first.second, std::min(end, it->second.end) - std::max(start, it->first.second), it->second);
 }
 
 }  // namespace
 
 std::vector<MoveRecord> MoveMemory::overlapping(int pid, uint64_t start, uint64_t end) const {
   std::vector<MoveRecord> out;
-  forOverlapping(records_, pid, start, end, [&](uint64_t, const MoveRecord& r) { out.push_back(r); });
+  forOverlapping(records_, pid, start, end, [&](uint64_t, uint64_t, const MoveRecord& r) { out.push_back(r); });
   return out;
 }
 
 uint64_t MoveMemory::bytesWhere(int pid, uint64_t start, uint64_t end, const std::function<bool(const MoveRecord&)>& counts) const {
   uint64_t bytes = 0;
-  forOverlapping(records_, pid, start, end, [&](uint64_t from, const MoveRecord& r) {
-    if (counts(r)) bytes += std::min(end, r.end) - std::max(start, from);
+  forOverlapping(records_, pid, start, end, [&](uint64_t, uint64_t overlap, const MoveRecord& r) {
+    if (counts(r)) bytes += overlap;
   });
   return bytes;
 }
@@ -52,8 +53,7 @@ uint64_t MoveMemory::bytesWhere(int pid, uint64_t start, uint64_t end, const std
 MoveMemory::History MoveMemory::history(int pid, uint64_t start, uint64_t end, MoveKind kind, uint64_t now) const {
   History h;
   std::map<uint32_t, uint64_t> bytesAt;  // ping-pongs -> bytes
-  forOverlapping(records_, pid, start, end, [&](uint64_t from, const MoveRecord& r) {
-    const uint64_t overlap = std::min(end, r.end) - std::max(start, from);
+  forOverlapping(records_, pid, start, end, [&](uint64_t, uint64_t overlap, const MoveRecord& r) {
     if (opposite(r.kind, kind) && r.earned < 1 && now < r.interval + window_) h.backBytes += overlap;
     bytesAt[r.pingPongs] += overlap;
   });
@@ -85,20 +85,18 @@ uint64_t MoveMemory::record(int pid, uint64_t start, uint64_t end, MoveKind kind
 }
 
 void MoveMemory::credit(int pid, uint64_t start, uint64_t end, int tier, double hotness, double intervalShare, const MoveValue& value) {
-  forOverlapping(records_, pid, start, end, [&](uint64_t from, MoveRecord& r) {
+  forOverlapping(records_, pid, start, end, [&](uint64_t from, uint64_t overlap, MoveRecord& r) {
     // (A record from before a reload may name a tier the map no longer has.)
     if (r.kind != MoveKind::Promotion || r.toTier != tier || r.fromTier <= tier || static_cast<size_t>(r.fromTier) >= value.tierCount())
       return;
-    const uint64_t overlap = std::min(end, r.end) - std::max(start, from);
     const double gain = value.accessGainNs(hotness, overlap, static_cast<size_t>(r.fromTier), static_cast<size_t>(tier)) * intervalShare;
     r.earned += gain / value.copyCostNs(r.end - from);
   });
 }
 
 void MoveMemory::creditCold(int pid, uint64_t start, uint64_t end, int tier, bool cold, double share) {
-  forOverlapping(records_, pid, start, end, [&](uint64_t from, MoveRecord& r) {
+  forOverlapping(records_, pid, start, end, [&](uint64_t from, uint64_t overlap, MoveRecord& r) {
     if (r.kind != MoveKind::Demotion || r.toTier != tier || r.earned >= 1) return;
-    const uint64_t overlap = std::min(end, r.end) - std::max(start, from);
     r.earned = cold ? r.earned + share * double(overlap) / double(r.end - from) : 0;
   });
 }

@@ -109,6 +109,18 @@ void PhasePredictor::markChunks(Target& t, const std::vector<const profiler::Reg
     }
 }
 
+// When half of the cohort was hot (the median of its chunks' runs' starts), as a group's onset is
+// when half its members are: a chunk kept warm since long before (a region straddling another
+// phase's memory) does not date it back.
+uint64_t PhasePredictor::halfHotSince(const Target& t, const std::vector<uint64_t>& cohort) {
+  std::vector<uint64_t> starts;
+  starts.reserve(cohort.size());
+  for (uint64_t c : cohort) starts.push_back(t.chunks.at(c).hotSince);
+  const auto half = starts.begin() + static_cast<std::ptrdiff_t>((starts.size() - 1) / 2);
+  std::nth_element(starts.begin(), half, starts.end());
+  return *half;
+}
+
 // The chunks that cooled together join the group they overlap most, or found one.
 void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_t interval) {
   if (cohort.size() < kMinGroupChunks) return;
@@ -143,15 +155,7 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
   const bool founded = t.groups[best].members.empty();
   Group& group = t.groups[best];
   double hotness = 0, confidence = 0;
-  // The cohort's run began when half of it was hot, as a group's onset is when half its members
-  // are: a chunk kept warm since long before (a region straddling another phase's memory) does
-  // not date it back.
-  std::vector<uint64_t> runStarts;
-  runStarts.reserve(cohort.size());
-  for (uint64_t c : cohort) runStarts.push_back(t.chunks[c].hotSince);
-  const auto half = runStarts.begin() + static_cast<std::ptrdiff_t>((runStarts.size() - 1) / 2);
-  std::nth_element(runStarts.begin(), half, runStarts.end());
-  const uint64_t since = std::min(interval, *half);
+  const uint64_t since = std::min(interval, halfHotSince(t, cohort));
   std::map<uint32_t, size_t> left;  // groups the cohort took members from, and their sizes before
   for (uint64_t c : cohort) {
     Chunk& chunk = t.chunks[c];
@@ -196,9 +200,9 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
             group.members.size(), group.hotness);
   // A founded group's onset, or a joined one's that was missed (too few of its members were hot
   // for it to turn active): when the cohort's run began. A few chunks that flickered are no
-  // episode: their run says nothing of when the group began.
-  // The episode that ended, from that onset to now, counts before the onset is placed among the
-  // others (its length says which phase a late onset is of).
+  // episode: their run says nothing of when the group began. The episode that ended, from that
+  // onset to now, counts before the onset is placed among the others (its length says which
+  // phase a late onset is of).
   const bool missed = founded || (episode && group.onset < since);
   if (missed) group.onset = since;
   if (group.onset <= interval && (founded || group.lastActive + 1 >= interval)) {
@@ -213,11 +217,7 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
 // phase's memory stayed warm), not with this phase (seen in the VM lab: 11 of B's 32 chunks
 // cooled with C every cycle, and B's prediction moved 21).
 void PhasePredictor::joinGroupsBegunWith(Target& t, std::vector<uint64_t>& cohort) {
-  std::vector<uint64_t> starts;
-  for (uint64_t c : cohort) starts.push_back(t.chunks[c].hotSince);
-  const auto half = starts.begin() + static_cast<std::ptrdiff_t>((starts.size() - 1) / 2);
-  std::nth_element(starts.begin(), half, starts.end());
-  const uint64_t since = *half;
+  const uint64_t since = halfHotSince(t, cohort);
   std::erase_if(cohort, [&](uint64_t c) {
     Chunk& chunk = t.chunks[c];
     if (chunk.hotSince + kOnsetIntervals >= since) return false;

@@ -26,9 +26,9 @@
 //   with the lag between the two onsets (a running mean) and a weight. Groups whose onsets fall
 //   in one interval are one phase -- and so is one whose onset comes within a quarter of the
 //   usual episode of the group that began just before it: each is learned by the phase before,
-//   and each learns what follows with an equal share of one sighting. A successor's confidence is its weight's share
-//   of the phases that followed (links learned at the same onset are one phase, weighing what its
-//   best-known member does). An onset learned late (a group found only when it cooled, after the
+//   and each learns what follows with an equal share of one sighting. A successor's confidence
+//   is its weight's share of the phases that followed (links learned at the same onset are one
+//   phase, weighing what its best-known member does). An onset learned late (a group found only when it cooled, after the
 //   next had begun) takes its place among the recent onsets: A -> C learned before is undone into
 //   A -> B -> C.
 // - Prediction: when the latest phase's (its largest group's) successors have confidence >=
@@ -149,6 +149,8 @@ class PhasePredictor {
   void learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_t interval);
   // Moves the cohort's chunks that began with another group's episode into that group.
   static void joinGroupsBegunWith(Target& t, std::vector<uint64_t>& cohort);
+  // When half of the cohort's chunks were hot (non-empty; its chunks are followed).
+  static uint64_t halfHotSince(const Target& t, const std::vector<uint64_t>& cohort);
   void updateActivity(Target& t, uint64_t interval);
   // Group `group` became active at `interval` (for a group just founded, or one whose onset was
   // missed, when its chunks turned hot: learned when they cool). Onsets are linked in time order:
