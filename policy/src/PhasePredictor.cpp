@@ -194,8 +194,13 @@ void PhasePredictor::learnGroup(Target& t, std::vector<uint64_t> cohort, uint64_
       return true;
     });
   group.members = std::move(members);
-  group.hotness = hotness / double(cohort.size());
-  group.confidence = confidence / double(cohort.size());
+  // What a prediction of the group claims: how hot its episodes run. A few chunks that flickered
+  // say nothing of that (seen in the VM lab: 8 chunks of B that read 0.50 for a moment joined B's
+  // 33, and B's next prediction, at 0.50, was below what the planner promotes).
+  if (founded || episode) {
+    group.hotness = hotness / double(cohort.size());
+    group.confidence = confidence / double(cohort.size());
+  }
   MTM_DEBUG("predict group={} {} cohort_chunks={} members={} hotness={:.2f}", best, founded ? "founded" : "joined", cohort.size(),
             group.members.size(), group.hotness);
   // A founded group's onset, or a joined one's that was missed (too few of its members were hot
