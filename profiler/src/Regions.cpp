@@ -282,20 +282,9 @@ void RegionSet::split(Region r, std::vector<Region>& out, RegionStats& stats, si
     out.push_back(std::move(r));
     return;
   }
-  // The boundary lies somewhere between the last checked granule on one side and the first on
-  // the other. A stretch there longer than the checks' mean spacing (and two granules) is one they
-  // left out: it becomes a part of its own that keeps what the region knew. Given to either side
-  // it would take that side's hotness from checks that never touched it (seen in the VM lab: one
-  // accessed check at the tail of a hot set and one idle check 60 MiB on made the cold memory
-  // between them hot for an interval).
-  const uint64_t spacing = std::max(r.size() / checks, 2 * granule);
   std::vector<uint64_t> cuts{r.start};
-  for (size_t i : {first, last}) {
-    if (i == 0 || i == units.size()) continue;
-    const uint64_t unseen = units[i - 1].start + granule;
-    if (unseen + spacing <= units[i].start && unseen > cuts.back()) cuts.push_back(unseen);
-    cuts.push_back(units[i].start);
-  }
+  if (first > 0) cuts.push_back(units[first].start);
+  if (last < units.size()) cuts.push_back(units[last].start);
   cuts.push_back(r.end);
   const auto all = std::move(r.samples);  // sorted by address: each part takes a stretch
   auto from = all.begin();
@@ -304,10 +293,6 @@ void RegionSet::split(Region r, std::vector<Region>& out, RegionStats& stats, si
     const auto to = std::lower_bound(from, all.end(), std::make_pair(part.end, false));
     part.samples.assign(from, to);
     from = to;
-    if (part.samples.empty()) {  // unseen: the region's history, its share of the confidence
-      out.push_back(std::move(part));
-      continue;
-    }
     size_t acc = 0;
     for (const auto& s : part.samples) acc += s.second;
     part.hotness = part.lastFraction = double(acc) / double(part.samples.size());

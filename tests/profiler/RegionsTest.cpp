@@ -127,31 +127,6 @@ TEST_CASE("a small hot run inside a large cold region is cut out on both sides",
   CHECK(rs.regions()[2].hotness == Approx(0.0));
 }
 
-TEST_CASE("memory no check saw keeps the region's hotness when the region is cut beside it", "[regions]") {
-  // A cold 64 MiB region: one accessed check in its first THP and one idle check in its 31st.
-  // The boundary lies somewhere between: the 58 MiB no check saw are neither side's.
-  OneRegion one(64 * kM);
-  RegionSet& rs = one.rs;
-  touch(rs, kB, kB + 64 * kM, false, 32);
-  rs.endInterval();
-  REQUIRE(rs.regions().size() == 1);
-  rs.observe(kB + 4096, true, -1, Mapping::pmd);
-  rs.observe(kB + 60 * kM + 4096, false, -1, Mapping::pmd);
-  const auto stats = rs.endInterval();
-  CHECK(stats.splits == 2);
-  REQUIRE(rs.regions().size() == 3);
-  const auto& r = rs.regions();
-  CHECK(r[0].end == kB + 2 * kM);
-  CHECK(r[0].hotness == Approx(1.0));
-  CHECK(r[1].end == kB + 60 * kM);
-  CHECK(r[1].hotness == Approx(0.25));  // the region's: 0.5 x 0 + 0.5 x the interval's 1 of 2
-  CHECK(r[2].hotness == Approx(0.0));
-  uint64_t hot = 0;
-  for (const auto& region : r)
-    if (region.hotness >= 0.5) hot += region.size();
-  CHECK(hot == 2 * kM);
-}
-
 TEST_CASE("a region whose checks agree does not split", "[regions]") {
   OneRegion one(32 * kM);
   RegionSet& rs = one.rs;
