@@ -28,9 +28,9 @@
 //   usual episode of the group that began just before it: each is learned by the phase before,
 //   and each learns what follows with an equal share of one sighting. A successor's confidence
 //   is its weight's share of the phases that followed (links learned at the same onset are one
-//   phase, weighing what its best-known member does). An onset learned late (a group found only when it cooled, after the
-//   next had begun) takes its place among the recent onsets: A -> C learned before is undone into
-//   A -> B -> C.
+//   phase, weighing what its best-known member does). An onset learned late (a group found only
+//   when it cooled, after the next had begun) takes its place among the recent onsets: A -> C
+//   learned before is undone into A -> B -> C.
 // - Prediction: when the latest phase's (its largest group's) successors have confidence >=
 //   min_confidence and their expected onset (less twice the lag's mean deviation: phases vary in
 //   length) is at most horizon_s away, their chunks are predicted hot, with the hotness and
