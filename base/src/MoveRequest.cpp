@@ -32,6 +32,7 @@ void MoveStats::add(const MoveStats& o) {
   hugetlbMoved += o.hugetlbMoved;
   elapsed += o.elapsed;
   errors.insert(errors.end(), o.errors.begin(), o.errors.end());
+  landedNodes.insert(landedNodes.end(), o.landedNodes.begin(), o.landedNodes.end());
 }
 
 std::string errnoName(int err) {

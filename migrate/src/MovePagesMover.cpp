@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include "mtm/Log.h"
@@ -76,12 +77,13 @@ class Execution {
 
   MoveStats run(const std::vector<MoveRequest>& requests) {
     const auto start = ctx_.deps.clock.now();
-    std::vector<const MoveRequest*> order;
-    for (const auto& r : requests) order.push_back(&r);
-    std::stable_sort(order.begin(), order.end(), [](const MoveRequest* a, const MoveRequest* b) {
-      return a->kind == MoveKind::Promotion && b->kind != MoveKind::Promotion;
+    std::vector<size_t> order(requests.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return requests[a].kind == MoveKind::Promotion && requests[b].kind != MoveKind::Promotion;
     });
-    for (const auto* r : order) runRequest(*r);
+    stats_.landedNodes.assign(requests.size(), -1);
+    for (size_t i : order) stats_.landedNodes[i] = runRequest(requests[i]);
     stats_.elapsed = ctx_.deps.clock.now() - start;
     return stats_;
   }
@@ -136,40 +138,45 @@ class Execution {
     return it->second;
   }
 
-  void runRequest(const MoveRequest& req) {
-    if (ctx_.cancelled && ctx_.cancelled(req.pid)) return;  // detached or exited before its turn
+  // Returns the node that now holds half or more of the request's pages, or -1.
+  int runRequest(const MoveRequest& req) {
+    if (ctx_.cancelled && ctx_.cancelled(req.pid)) return -1;  // detached or exited before its turn
     const std::string who = "pid " + std::to_string(req.pid);
     const auto& vmas = vmasOf(req.pid);
     if (!vmas) {
       fail(vmas.error().message());
-      return;
+      return -1;
     }
     const int pidfd = pidfdOf(req);
     if (pidfd < 0) {
       fail(who + ": pidfd_open: " + std::strerror(-pidfd) + whatToDo(-pidfd));
-      return;
+      return -1;
     }
     auto list = listPages(req, *vmas, pidfd);
     if (!list) {
       fail(who + ": " + list.error().message());
-      return;
+      return -1;
     }
     if (list->entries.empty() && list->unmappedPages > 0) {
       fail(who + ": no page of the requested ranges is mapped");
     }
     if (list->unmappedPages > 0) stats_.failed[EFAULT] += list->unmappedPages;
-    stats_.pagesRequested += list->unmappedPages;
-    for (const auto& e : list->entries) stats_.pagesRequested += e.pages;
+    uint64_t requested = list->unmappedPages;
+    for (const auto& e : list->entries) requested += e.pages;
+    stats_.pagesRequested += requested;
     totalPages_ = stats_.pagesRequested;
     done_ += list->unmappedPages;
 
     std::vector<int> nodes{req.toNode};
     nodes.insert(nodes.end(), req.fallbackNodes.begin(), req.fallbackNodes.end());
     std::vector<PageEntry> pending = std::move(list->entries);
+    int landed = -1;
     for (size_t n = 0; n < nodes.size() && !pending.empty() && !stopped(); ++n) {
       if (n > 0)
         MTM_INFO("migrate pid={} fallback to=node{} pages={} reason=\"node{} full\"", req.pid, nodes[n], pagesOf(pending), nodes[n - 1]);
+      const uint64_t movedBefore = stats_.pagesMoved;
       pending = moveWithRetries(req.pid, pidfd, std::move(pending), nodes[n], n > 0);
+      if (!ctx_.options.dryRun && 2 * (stats_.pagesMoved - movedBefore) >= requested && requested > 0) landed = nodes[n];
     }
     settle(pending, stopped() ? stopErr_ : ENOMEM);
     if (stopErr_ == ECANCELED)
@@ -179,6 +186,7 @@ class Execution {
     else if (stopErr_ == ESRCH)
       fail(who + ": the process exited during migration; " + std::to_string(stats_.pagesCancelled) + " pages not attempted");
     stopErr_ = 0;
+    return landed;
   }
 
   // Moves `entries` to `node`, retrying temporary failures; returns what found the node full.

@@ -19,6 +19,7 @@
 #include "mtm/Registry.h"
 #include "mtm/profiler/AbitScanner.h"
 #include "mtm/profiler/AccessedBitClear.h"
+#include "mtm/profiler/CheckPick.h"
 #include "mtm/profiler/PfnNodeMap.h"
 #include "mtm/profiler/Source.h"
 
@@ -78,7 +79,7 @@ class AbitSource final : public Source {
     if (it == targets_.end()) return Error("pid " + std::to_string(pid) + " is not attached");
     Target& t = it->second;
     t.pending.clear();  // cleared a whole interval ago and never read: start again
-    const std::vector<uint64_t> next = pick(regions, checks, t.rng);
+    const std::vector<uint64_t> next = pickChecks(regions, checks, t.rng);
     t.primedChecks = next.size();
     t.primed = true;
     return readAndClear(pid, t, regions, next);
@@ -89,7 +90,7 @@ class AbitSource final : public Source {
     if (it == targets_.end()) return Error("pid " + std::to_string(pid) + " is not attached");
     Target& t = it->second;
     // Not primed: the next sample is cleared now, to be read a whole interval later.
-    const std::vector<uint64_t> next = t.primed ? std::vector<uint64_t>{} : pick(regions, checks, t.rng);
+    const std::vector<uint64_t> next = t.primed ? std::vector<uint64_t>{} : pickChecks(regions, checks, t.rng);
     const uint64_t spent = t.primed ? t.primedChecks : next.size();
     t.primed = false;
     if (auto st = readAndClear(pid, t, regions, next); !st.ok()) return std::move(st).takeError();
@@ -194,40 +195,6 @@ class AbitSource final : public Source {
       a = r->end;
     }
     return true;
-  }
-
-  // `checks` addresses spread over the regions (MTM principle 1): one each where the budget
-  // allows, the rest half by size, half by variation. Within a region: random units (4 KiB
-  // pages, or 2 MiB in THP-backed regions), or all of them where the share covers them all.
-  static std::vector<uint64_t> pick(const RegionSet& regions, uint64_t checks, std::mt19937_64& rng) {
-    const auto& rs = regions.regions();
-    std::vector<uint64_t> out;
-    if (rs.empty() || checks == 0) return out;
-    double totalVariation = 0, totalBytes = 0;
-    for (const auto& r : rs) {
-      totalVariation += r.variation;
-      totalBytes += double(r.size());
-    }
-    const double base = std::min(1.0, double(checks) / double(rs.size()));
-    const double rest = std::max(0.0, double(checks) - base * double(rs.size()));
-    double carry = 0;
-    for (const auto& r : rs) {
-      double share = base + rest / 2 * double(r.size()) / totalBytes;
-      share += rest / 2 * (totalVariation > 0 ? r.variation / totalVariation : double(r.size()) / totalBytes);
-      carry += share;
-      uint64_t n = static_cast<uint64_t>(carry);
-      carry -= double(n);
-      if (n == 0) continue;
-      const uint64_t unit = r.huge ? kHuge : kPage;
-      const uint64_t units = std::max<uint64_t>(1, r.size() / unit);
-      if (n >= units) {
-        for (uint64_t k = 0; k < units; ++k) out.push_back(r.start + k * unit);
-        continue;
-      }
-      std::uniform_int_distribution<uint64_t> d(0, units - 1);
-      for (uint64_t k = 0; k < n; ++k) out.push_back(r.start + d(rng) * unit);
-    }
-    return out;
   }
 
   std::shared_ptr<AbitProgram> program_;

@@ -102,6 +102,11 @@ bool Profiler::cutRegion(int pid, uint64_t addr) {
   return it != targets_.end() && it->second.regions && it->second.regions->cutAt(addr);
 }
 
+void Profiler::noteMoved(int pid, uint64_t start, uint64_t end, int node) {
+  auto it = targets_.find(pid);
+  if (it != targets_.end() && it->second.regions) it->second.regions->noteNode(start, end, node);
+}
+
 uint64_t Profiler::mapsReads(int pid) const {
   auto it = targets_.find(pid);
   return it == targets_.end() ? 0 : it->second.mapsReads;

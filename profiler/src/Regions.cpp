@@ -182,6 +182,15 @@ bool RegionSet::cutAt(uint64_t addr) {
   return true;
 }
 
+void RegionSet::noteNode(uint64_t start, uint64_t end, int node) {
+  auto r = std::upper_bound(regions_.begin(), regions_.end(), start, [](uint64_t a, const Region& x) { return a < x.end; });
+  for (; r != regions_.end() && r->start < end; ++r) {
+    if (2 * (std::min(end, r->end) - std::max(start, r->start)) < r->size()) continue;
+    r->node = node;
+    r->nodeVotes.clear();
+  }
+}
+
 void RegionSet::observeRange(uint64_t start, uint64_t end, double fraction) {
   const auto accessed = static_cast<uint32_t>(std::lround(fraction * kRangeWeight));
   for (auto& r : regions_) {

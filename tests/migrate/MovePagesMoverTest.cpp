@@ -188,6 +188,27 @@ TEST_CASE("a full destination falls back to the next node, as the request allows
   }
 }
 
+TEST_CASE("each request says where most of its pages landed -- in the order given -- or that none holds half", "[mover]") {
+  Setup s;
+  s.kernel.map(kBase, 400 * 4096, 3);
+  s.kernel.capacity[0] = 130;
+  MoveRequest demote = request(300 * 4096, 100 * 4096, 3);  // already there: moved in place
+  demote.kind = MoveKind::Demotion;
+  auto promote = [](uint64_t offset, std::vector<int> fallback) {
+    auto r = request(offset, 100 * 4096, 0, std::move(fallback));
+    r.kind = MoveKind::Promotion;
+    return r;
+  };
+  // Promotions run first: the first fills node 0 but for 30 pages; the second puts 30 there and
+  // 70 on its fallback; the third finds node 0 full and has no fallback.
+  auto st = s.move({demote, promote(0, {1}), promote(100 * 4096, {1}), promote(200 * 4096, {})});
+  CHECK(st.landedNodes == std::vector<int>{3, 0, 1, -1});
+  CHECK(st.pagesMoved == 300);
+
+  s.options.dryRun = true;
+  CHECK(s.move({promote(0, {})}).landedNodes == std::vector<int>{-1});  // nothing moves in a dry run
+}
+
 TEST_CASE("a caller without permission gets one clear error and every page counted", "[mover]") {
   Setup s;
   s.kernel.map(kBase, 64 * 4096, 0);

@@ -275,6 +275,27 @@ TEST_CASE("a region a policy moved in part is cut where the move ended and both 
   CHECK_FALSE(rs.cutAt(kB + 8 * kM));  // at max_regions
 }
 
+TEST_CASE("memory a mover put on a node is there -- whatever the checks taken before the move said", "[regions]") {
+  OneRegion one(64 * kM);
+  RegionSet& rs = one.rs;
+  for (int i = 0; i < 16; ++i) rs.observe(kB + i * 4 * kM, true, 3);
+  rs.endInterval();
+  REQUIRE(rs.regions()[0].node == 3);
+  REQUIRE(rs.cutAt(kB + 16 * kM));
+  REQUIRE(rs.cutAt(kB + 48 * kM));
+  rs.observe(kB + 20 * kM, true, 3);  // this interval's check, before the move
+  rs.noteNode(kB + 16 * kM, kB + 40 * kM, 0);
+  rs.noteNode(kB, kB + 4 * kM, 1);  // a quarter of a region: not its node
+  rs.endInterval();
+  REQUIRE(rs.regions().size() == 3);
+  CHECK(rs.regions()[0].node == 3);
+  CHECK(rs.regions()[1].node == 0);  // three quarters of it moved
+  CHECK(rs.regions()[2].node == 3);
+  rs.observe(kB + 20 * kM, true, 2);  // a later check knows better
+  rs.endInterval();
+  CHECK(rs.regions()[1].node == 2);
+}
+
 TEST_CASE("a THP-backed region is cut on 2 MiB boundaries only", "[regions]") {
   OneRegion one(8 * kM);
   RegionSet& rs = one.rs;

@@ -55,6 +55,10 @@ struct MoveStats {
   uint64_t hugetlbMoved = 0;
   std::chrono::nanoseconds elapsed{0};
   std::vector<std::string> errors;  // whole-request failures, with context
+  // Per request, in the order given: the node that now holds most of its requested pages, or -1
+  // when no node got half of them (failures, cancellations, pages spread over fallbacks, a dry
+  // run). Empty from a mover that does not say.
+  std::vector<int> landedNodes;
 
   uint64_t pagesFailed() const;
   double bytesPerSecond() const;

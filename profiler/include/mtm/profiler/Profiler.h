@@ -33,6 +33,8 @@ class Profiler {
   void removeTarget(int pid);
   // RegionSet::cutAt for a target's regions; false where it cut nothing.
   bool cutRegion(int pid, uint64_t addr);
+  // RegionSet::noteNode for a target's regions: where a mover put [start, end).
+  void noteMoved(int pid, uint64_t start, uint64_t end, int node);
   bool hasTarget(int pid) const { return targets_.count(pid) > 0; }
   size_t targetCount() const { return targets_.size(); }
 

@@ -85,6 +85,11 @@ class RegionSet {
   // region count is at profiler.max_regions). For a policy that moved only part of a region:
   // the parts now lie on different nodes, and each is ranked and moved on its own from then on.
   bool cutAt(uint64_t addr);
+  // A mover put [start, end) on `node`: each region that lies half or more inside it is on that
+  // node now, whatever this interval's checks -- taken before the move -- say. Until a check
+  // lands in it a region otherwise keeps the node it had: a policy would see memory it has just
+  // moved where it was, and hold or move it again.
+  void noteNode(uint64_t start, uint64_t end, int node);
 
   const std::vector<Region>& regions() const { return regions_; }
   std::vector<Region>& regions() { return regions_; }

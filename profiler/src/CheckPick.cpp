@@ -1,0 +1,41 @@
+#include "mtm/profiler/CheckPick.h"
+
+#include <algorithm>
+
+namespace mtm::profiler {
+
+// The sweep's start is random: from a fixed one, the same regions lost the rounding every
+// interval while the region set stood still -- with fewer checks than regions some were never
+// checked, and a settled hot region's confidence, and with it its rank, decayed to nothing.
+std::vector<uint64_t> pickChecks(const RegionSet& regions, uint64_t checks, std::mt19937_64& rng) {
+  const auto& rs = regions.regions();
+  std::vector<uint64_t> out;
+  if (rs.empty() || checks == 0) return out;
+  double totalVariation = 0, totalBytes = 0;
+  for (const auto& r : rs) {
+    totalVariation += r.variation;
+    totalBytes += double(r.size());
+  }
+  const double base = std::min(1.0, double(checks) / double(rs.size()));
+  const double rest = std::max(0.0, double(checks) - base * double(rs.size()));
+  double carry = std::uniform_real_distribution<double>(0, 1)(rng);
+  for (const auto& r : rs) {
+    double share = base + rest / 2 * double(r.size()) / totalBytes;
+    share += rest / 2 * (totalVariation > 0 ? r.variation / totalVariation : double(r.size()) / totalBytes);
+    carry += share;
+    uint64_t n = static_cast<uint64_t>(carry);
+    carry -= double(n);
+    if (n == 0) continue;
+    const uint64_t unit = r.huge ? kHuge : kPage;
+    const uint64_t units = std::max<uint64_t>(1, r.size() / unit);
+    if (n >= units) {
+      for (uint64_t k = 0; k < units; ++k) out.push_back(r.start + k * unit);
+      continue;
+    }
+    std::uniform_int_distribution<uint64_t> d(0, units - 1);
+    for (uint64_t k = 0; k < n; ++k) out.push_back(r.start + d(rng) * unit);
+  }
+  return out;
+}
+
+}  // namespace mtm::profiler
