@@ -328,10 +328,11 @@ void Manager::finishMoves(IntervalReport& rep) {
     if (list.empty()) continue;
     const auto& stats = up ? m.promoted : m.demoted;
     account(stats, list, kind);
-    // Where the pages went, for the regions: their checks would tell only when one lands there.
+    // Where the pages went, for the regions: their checks would tell only when one lands there
+    // (the profiler skips a process it no longer profiles).
     if (stats.landedNodes.size() == list.size())
       for (size_t i = 0; i < list.size(); ++i)
-        if (stats.landedNodes[i] >= 0 && targets_.count(list[i].pid))
+        if (stats.landedNodes[i] >= 0)
           for (const auto& range : list[i].ranges) profiler_->noteMoved(list[i].pid, range.start, range.end, stats.landedNodes[i]);
     // The rate pages really move, for the debug log (a run of at least 1 MiB); the policy
     // prices moves at migration.max_rate (MoveValue.h).
