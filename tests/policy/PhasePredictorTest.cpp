@@ -580,21 +580,24 @@ TEST_CASE("predictive placement: the policy learns from the intervals it does no
 
 TEST_CASE("predictive placement: a predicted group inside a larger cold region moves up alone and ahead", "[policy][predict]") {
   // As above, but while A runs the profiler holds B's cold memory in one region with the cold
-  // memory after it, C's included (96 MiB: B is a third of it). The prediction covers less than
-  // half of that region: the region is cut and B's part alone is promoted before B begins (seen
-  // in the VM lab: 64 MiB of a phase in one region of 188 MiB, never moved ahead).
+  // memory after it: up to C's end (96 MiB: B is a third of it), or up to 16 MiB past B (B is two
+  // thirds). Either way the region is cut and B's part alone is promoted before B begins (seen in
+  // the VM lab: 64 MiB of a phase in one region of 188 MiB, never moved ahead; and, when a region
+  // half covered went up whole, 124 MiB holding a 64 MiB group and most of another).
+  const uint64_t mergedMiB = GENERATE(96, 48);
+  INFO("B and the cold memory after it as one region of " << mergedMiB << " MiB");
   MtmPolicy policy(predictOn());
   const config::TierMap tiers = twoTiers();
   uint64_t now = 0;
   for (int g : {0, 1, 2})
     for (uint64_t i = 0; i < 10; ++i, ++now) policy.plan(phaseSnapshot(now, g, 3), tiers);
-  const auto b = groupRegion(1, 0, 1), c = groupRegion(2, 0, 1);
+  const auto b = groupRegion(1, 0, 1);
   uint64_t promotedInB = 0, promotedElsewhere = 0;
   for (uint64_t i = 0; i < 10; ++i, ++now) {
     auto snap = phaseSnapshot(now, 0, 3);
     snap.regions.resize(1);  // A's region; then B to C's end as one cold region
     auto merged = b;
-    merged.end = c.end;
+    merged.end = b.start + mergedMiB * kMiB;
     snap.regions.push_back(merged);
     for (const auto& m : policy.plan(snap, tiers).moves)
       for (const auto& r : m.ranges) {
