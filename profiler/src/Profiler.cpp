@@ -158,6 +158,7 @@ Snapshot Profiler::runInterval() {
   // Where the interval's CPU time goes, for the debug log: layout, each source, regions.
   std::vector<uint64_t> sourceNs(sources_.size(), 0);
   uint64_t regionsNs = 0;
+  uint32_t changes = 0;
   for (auto& [pid, t] : targets_) {
     if (auto st = refreshLayout(pid, t); !st.ok()) {
       gone.push_back(pid);
@@ -190,7 +191,7 @@ Snapshot Profiler::runInterval() {
       continue;
     }
     const uint64_t r0 = nowNs(CLOCK_THREAD_CPUTIME_ID);
-    t.regions->endInterval();
+    changes += t.regions->endInterval().changes;
     for (const auto& r : t.regions->regions()) {
       RegionInfo info{pid, r.start, r.end, r.hotness, r.age, r.confidence, r.node, -1, r.huge, r.skew, r.hotEighths};
       if (tiers_ && r.node >= 0) info.tier = tiers_->tierOfNode(r.node);
@@ -208,8 +209,9 @@ Snapshot Profiler::runInterval() {
   if (log::get().should_log(spdlog::level::debug)) {
     std::string bySource;
     for (size_t i = 0; i < sources_.size(); ++i) bySource += fmt::format(" {}_us={}", names_[i], sourceNs[i] / 1000);
-    MTM_DEBUG("profiler interval={} cpu_us={} prime_us={} layout_us={}{} regions_us={} checks={} granted={} regions={}", snap.interval,
-              snap.cpuNs / 1000, primeNs / 1000, layoutNs / 1000, bySource, regionsNs / 1000, snap.checks, budget, snap.regions.size());
+    MTM_DEBUG("profiler interval={} cpu_us={} prime_us={} layout_us={}{} regions_us={} checks={} granted={} regions={} changes={}",
+              snap.interval, snap.cpuNs / 1000, primeNs / 1000, layoutNs / 1000, bySource, regionsNs / 1000, snap.checks, budget,
+              snap.regions.size(), changes);
   }
   controller_.report(std::max<uint64_t>(snap.checks, 1), snap.cpuNs);
   snap.seconds = double(nowNs(CLOCK_MONOTONIC) - startNs_) / 1e9;

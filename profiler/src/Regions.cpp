@@ -166,6 +166,7 @@ Region pieceOf(const Region& r, uint64_t start, uint64_t end) {
   piece.end = end;
   piece.age = 0;
   piece.confidence = r.confidence * double(piece.size()) / double(r.size());
+  piece.history = r.history.share(double(piece.size()) / double(r.size()));
   reshaped(piece);
   return piece;
 }
@@ -212,9 +213,11 @@ uint64_t RegionSet::bytes() const {
 
 RegionStats RegionSet::endInterval() {
   const double decay = config_.hotnessDecay;
+  uint32_t changes = 0;
   for (auto& r : regions_) {
     const uint32_t checked = r.checked[0] + r.checked[1];
     ++r.age;
+    const bool changed = r.history.note(checked, r.accessed[0] + r.accessed[1]);
     if (checked > 0) {
       const double frac = double(r.accessed[0] + r.accessed[1]) / checked;
       const double temporal = std::fabs(frac - r.lastFraction);
@@ -224,9 +227,15 @@ RegionStats RegionSet::endInterval() {
       if (r.checked[0] && r.checked[1])
         spatial = std::max(spatial, std::fabs(double(r.accessed[0]) / r.checked[0] - double(r.accessed[1]) / r.checked[1]));
       r.variation = spatial + temporal;
-      r.hotness = r.confidence > 0 ? decay * r.hotness + (1 - decay) * frac : frac;
       r.lastFraction = frac;
-      r.confidence = decay * r.confidence + checked;
+      if (changed) {
+        r.hotness = r.history.runAccessed ? 1 : 0;
+        r.confidence = r.history.run;
+        ++changes;
+      } else {
+        r.hotness = r.confidence > 0 ? decay * r.hotness + (1 - decay) * frac : frac;
+        r.confidence = decay * r.confidence + checked;
+      }
     } else {
       r.confidence *= decay;
     }
@@ -241,6 +250,7 @@ RegionStats RegionSet::endInterval() {
     }
   }
   RegionStats stats;
+  stats.changes = changes;
   splitAndMerge(stats);
   for (auto& r : regions_) {
     r.checked[0] = r.checked[1] = r.accessed[0] = r.accessed[1] = 0;
@@ -335,6 +345,7 @@ void RegionSet::splitAndMerge(RegionStats& stats) {
         b.hotness = b.lastFraction = hi;
         a.age = b.age = 0;
         a.confidence = b.confidence = r.confidence / 2;
+        a.history = b.history = r.history.share(0.5);
         reshaped(a);
         reshaped(b);
         out.push_back(a);
@@ -360,6 +371,7 @@ void RegionSet::splitAndMerge(RegionStats& stats) {
         p.hotness = (p.hotness * wp + r.hotness * wr) / (wp + wr);
         p.lastFraction = (p.lastFraction * wp + r.lastFraction * wr) / (wp + wr);
         p.confidence += r.confidence;
+        p.history.absorb(r.history);
         p.variation = std::max(p.variation, r.variation);
         p.end = r.end;
         p.age = 0;

@@ -10,6 +10,7 @@
 
 #include "mtm/ProcMaps.h"
 #include "mtm/config/Config.h"
+#include "mtm/profiler/ChangeTest.h"
 
 namespace mtm::profiler {
 
@@ -28,6 +29,7 @@ struct Region {
   double hotness = 0;           // decayed fraction of checks that found it accessed, [0, 1]
   double lastFraction = 0;      // the latest interval's fraction
   double confidence = 0;        // decayed number of checks behind `hotness`
+  CheckHistory history;         // longer memory of its checks: tells a change from chance
   double variation = 0;         // spatial + temporal variation: where checks go next
   uint32_t age = 0;             // intervals since it was formed (split or merged)
   int node = -1;                // node holding most of its checked pages
@@ -50,6 +52,7 @@ struct Region {
 
 struct RegionStats {
   uint32_t splits = 0, merges = 0;
+  uint32_t changes = 0;  // regions whose hotness started again from a run of checks (ChangeTest.h)
 };
 
 class RegionSet {

@@ -1,0 +1,90 @@
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "mtm/profiler/ChangeTest.h"
+#include "mtm/profiler/Regions.h"
+
+using namespace mtm;
+using namespace mtm::profiler;
+
+namespace {
+
+// Intervals of `checks` checks each, every one accessed or none; returns the interval (from 1)
+// whose checks completed a change, or 0.
+int changeAt(CheckHistory& h, int intervals, uint32_t checks, bool accessed) {
+  for (int i = 1; i <= intervals; ++i)
+    if (h.note(checks, accessed ? checks : 0)) return i;
+  return 0;
+}
+
+// Intervals with one check each, accessed with probability p; the share of them that changed.
+double changeRate(double p, int intervals, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution hit(p);
+  CheckHistory h;
+  int changes = 0;
+  for (int i = 0; i < intervals; ++i) changes += h.note(1, hit(rng) ? 1 : 0);
+  return double(changes) / intervals;
+}
+
+}  // namespace
+
+TEST_CASE("a run of checks that breaks with a settled history is a change", "[regions][change]") {
+  CheckHistory h;
+  REQUIRE(changeAt(h, 20, 1, true) == 0);  // accessed at every check: nothing to tell yet
+  CHECK(changeAt(h, 5, 1, false) == 2);    // the first miss may be chance, the second is not
+  CHECK_FALSE(h.runAccessed);
+  CHECK(h.hits == 0);
+  CHECK(h.misses == 2);  // the history starts again from the run
+  // And back: the new history is short, so it takes longer the other way than two checks.
+  CHECK(changeAt(h, 10, 1, true) > 2);
+}
+
+TEST_CASE("many checks an interval tell a change within one interval", "[regions][change]") {
+  CheckHistory h;
+  REQUIRE(changeAt(h, 10, 20, true) == 0);
+  CHECK(changeAt(h, 1, 20, false) == 1);
+}
+
+TEST_CASE("no change without history, from one check, or from a mixed interval", "[regions][change]") {
+  CheckHistory fresh;
+  CHECK(changeAt(fresh, 1, 4, false) == 0);  // nothing before the run to break with
+  CheckHistory h;
+  REQUIRE(changeAt(h, 50, 4, true) == 0);
+  CHECK_FALSE(h.note(1, 0));  // one check alone, however long the history
+  CheckHistory mixed;
+  REQUIRE(changeAt(mixed, 50, 4, true) == 0);
+  CHECK_FALSE(mixed.note(10, 1));  // nine misses in ten: the region may be half hot now, not a run
+}
+
+TEST_CASE("steady access at any rate is rarely called a change", "[regions][change]") {
+  // One check an interval (the VM lab's share): a run that long by chance is rare at any rate.
+  for (double p : {0.05, 0.2, 0.5, 0.8, 0.95}) {
+    INFO("accessed with probability " << p);
+    CHECK(changeRate(p, 10000, 42) < 0.01);
+  }
+  CHECK(changeRate(1.0, 1000, 1) == 0);
+  CHECK(changeRate(0.0, 1000, 1) == 0);
+}
+
+TEST_CASE("a region's hotness follows a change at once", "[regions][change]") {
+  config::ProfilerConfig cfg;  // hotness_decay 0.5
+  RegionSet rs(cfg);
+  Vma v;
+  v.start = 0x7f0000000000;
+  v.end = v.start + (2 << 20);
+  v.perms = "rw-p";
+  rs.rebuild({v});
+  for (int i = 0; i < 20; ++i) {
+    rs.observe(v.start, true);
+    rs.endInterval();
+  }
+  REQUIRE(rs.regions()[0].hotness > 0.99);
+  rs.observe(v.start, false);
+  CHECK(rs.endInterval().changes == 0);
+  CHECK(rs.regions()[0].hotness == Approx(0.5));  // one miss: the decayed mean
+  rs.observe(v.start, false);
+  CHECK(rs.endInterval().changes == 1);
+  CHECK(rs.regions()[0].hotness == 0);  // the decayed mean would still read 0.25
+  CHECK(rs.regions()[0].confidence == 2);
+}
