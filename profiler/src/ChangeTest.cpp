@@ -30,11 +30,11 @@ bool CheckHistory::note(uint32_t checked, uint32_t accessed) {
 bool CheckHistory::runIsUnlikely() const {
   // Only a run against what the history found more often breaks with it: a run of the usual
   // outcome (or of either, with no history) is more of the same, however long.
-  if ((runAccessed ? beforeHits : beforeMisses) >= (runAccessed ? beforeMisses : beforeHits)) return false;
-  const double same = (runAccessed ? beforeHits : beforeMisses) + 1, all = beforeHits + beforeMisses + 2;
+  const double same = runAccessed ? beforeHits : beforeMisses, other = runAccessed ? beforeMisses : beforeHits;
+  if (same >= other) return false;
   double p = 1;
   for (double j = 0; j < run; ++j) {
-    p *= (same + j) / (all + j);
+    p *= (same + 1 + j) / (same + other + 2 + j);
     if (j >= 1 && p < kChangeLikelihood) return true;  // one check alone is never a change
   }
   return false;

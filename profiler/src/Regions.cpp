@@ -213,7 +213,7 @@ uint64_t RegionSet::bytes() const {
 
 RegionStats RegionSet::endInterval() {
   const double decay = config_.hotnessDecay;
-  uint32_t changes = 0;
+  RegionStats stats;
   for (auto& r : regions_) {
     const uint32_t checked = r.checked[0] + r.checked[1];
     ++r.age;
@@ -231,7 +231,7 @@ RegionStats RegionSet::endInterval() {
       if (changed) {
         r.hotness = r.history.runAccessed ? 1 : 0;
         r.confidence = r.history.run;
-        ++changes;
+        ++stats.changes;
       } else {
         r.hotness = r.confidence > 0 ? decay * r.hotness + (1 - decay) * frac : frac;
         r.confidence = decay * r.confidence + checked;
@@ -249,8 +249,6 @@ RegionStats RegionSet::endInterval() {
       r.node = std::max_element(r.nodeVotes.begin(), r.nodeVotes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
     }
   }
-  RegionStats stats;
-  stats.changes = changes;
   splitAndMerge(stats);
   for (auto& r : regions_) {
     r.checked[0] = r.checked[1] = r.accessed[0] = r.accessed[1] = 0;
