@@ -184,6 +184,8 @@ bool RegionSet::cutAt(uint64_t addr) {
 }
 
 void RegionSet::noteNode(uint64_t start, uint64_t end, int node) {
+  cutAt(start);
+  cutAt(end);
   auto r = std::upper_bound(regions_.begin(), regions_.end(), start, [](uint64_t a, const Region& x) { return a < x.end; });
   for (; r != regions_.end() && r->start < end; ++r) {
     if (2 * (std::min(end, r->end) - std::max(start, r->start)) < r->size()) continue;

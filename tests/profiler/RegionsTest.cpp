@@ -286,15 +286,27 @@ TEST_CASE("memory a mover put on a node is there -- whatever the checks taken be
   REQUIRE(rs.cutAt(kB + 48 * kM));
   rs.observe(kB + 20 * kM, true, 3);  // this interval's check, before the move
   rs.noteNode(kB + 16 * kM, kB + 40 * kM, 0);
-  rs.noteNode(kB, kB + 4 * kM, 1);  // a quarter of a region: not its node
+  rs.noteNode(kB, kB + 4 * kM, 1);
   rs.endInterval();
-  REQUIRE(rs.regions().size() == 3);
-  CHECK(rs.regions()[0].node == 3);
-  CHECK(rs.regions()[1].node == 0);  // three quarters of it moved
-  CHECK(rs.regions()[2].node == 3);
+  // Each region the moves covered in part is cut at their edges: every part lies on one node.
+  REQUIRE(rs.regions().size() == 5);
+  const std::vector<std::pair<uint64_t, int>> expected{{kB, 1}, {kB + 4 * kM, 3}, {kB + 16 * kM, 0}, {kB + 40 * kM, 3}, {kB + 48 * kM, 3}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    CHECK(rs.regions()[i].start == expected[i].first);
+    CHECK(rs.regions()[i].node == expected[i].second);
+  }
   rs.observe(kB + 20 * kM, true, 2);  // a later check knows better
   rs.endInterval();
-  CHECK(rs.regions()[1].node == 2);
+  CHECK(rs.regions()[2].node == 2);
+
+  // Where no cut can be made (at max_regions), a region takes the node of the move that covered
+  // half or more of it.
+  one.cfg.maxRegions = static_cast<uint32_t>(rs.regions().size());
+  rs.noteNode(kB + 4 * kM, kB + 12 * kM, 2);   // 8 of [4, 16) MiB
+  rs.noteNode(kB + 40 * kM, kB + 42 * kM, 1);  // 2 MiB of the region from 40 MiB on
+  CHECK(rs.regions().size() == one.cfg.maxRegions);
+  CHECK(rs.find(kB + 4 * kM)->node == 2);
+  CHECK(rs.find(kB + 40 * kM)->node == 3);
 }
 
 TEST_CASE("a THP-backed region is cut on 2 MiB boundaries only", "[regions]") {

@@ -91,7 +91,9 @@ class RegionSet {
   // A mover put [start, end) on `node`: each region that lies half or more inside it is on that
   // node now, whatever this interval's checks -- taken before the move -- say. Until a check
   // lands in it a region otherwise keeps the node it had: a policy would see memory it has just
-  // moved where it was, and hold or move it again.
+  // moved where it was, and hold or move it again. A region the range covers in part is cut at
+  // the range's edge first (where cutAt can): regions merged while the move ran would otherwise
+  // hold memory on two nodes, and a node read from a few checks could send the fast part down.
   void noteNode(uint64_t start, uint64_t end, int node);
 
   const std::vector<Region>& regions() const { return regions_; }
