@@ -22,6 +22,7 @@ void MoveStats::add(const MoveStats& o) {
   for (const auto& [err, pages] : o.failed) failed[err] += pages;
   pagesDeferred += o.pagesDeferred;
   pagesCancelled += o.pagesCancelled;
+  pagesStayed += o.pagesStayed;
   pagesWouldMove += o.pagesWouldMove;
   pagesAlreadyThere += o.pagesAlreadyThere;
   retries += o.retries;

@@ -345,11 +345,11 @@ void Manager::finishMoves(IntervalReport& rep) {
   rep.thpCollapsed += m.thpCollapsed;
   lastMoves_ = rep;
   MTM_DEBUG(
-      "moves of interval={} done: promoted={} demoted={} failed={} cancelled={} thp_split={} thp_collapsed={} "
+      "moves of interval={} done: promoted={} demoted={} stayed={} failed={} cancelled={} thp_split={} thp_collapsed={} "
       "move_rate_mib_s={:.0f}",
-      m.interval, m.promoted.pagesMoved, m.demoted.pagesMoved, m.promoted.pagesFailed() + m.demoted.pagesFailed(),
-      m.promoted.pagesCancelled + m.demoted.pagesCancelled, m.promoted.thpSplit + m.demoted.thpSplit, m.thpCollapsed,
-      moveBytesPerSecond_ / double(1 << 20));
+      m.interval, m.promoted.pagesMoved, m.demoted.pagesMoved, m.promoted.pagesStayed + m.demoted.pagesStayed,
+      m.promoted.pagesFailed() + m.demoted.pagesFailed(), m.promoted.pagesCancelled + m.demoted.pagesCancelled,
+      m.promoted.thpSplit + m.demoted.thpSplit, m.thpCollapsed, moveBytesPerSecond_ / double(1 << 20));
   moves_.reset();
 }
 

@@ -170,6 +170,7 @@ class Execution {
     std::vector<int> nodes{req.toNode};
     nodes.insert(nodes.end(), req.fallbackNodes.begin(), req.fallbackNodes.end());
     std::vector<PageEntry> pending = std::move(list->entries);
+    if (!req.stayNodes.empty()) pending = withoutStaying(req.pid, std::move(pending), req.stayNodes);
     int landed = -1;
     for (size_t n = 0; n < nodes.size() && !pending.empty() && !stopped(); ++n) {
       if (n > 0)
@@ -187,6 +188,33 @@ class Execution {
       fail(who + ": the process exited during migration; " + std::to_string(stats_.pagesCancelled) + " pages not attempted");
     stopErr_ = 0;
     return landed;
+  }
+
+  // `entries` less those that lie on one of `stay` now (counted as stayed), asked of the kernel a
+  // batch at a time. A batch the kernel cannot answer for is kept: its move says why.
+  std::vector<PageEntry> withoutStaying(int pid, std::vector<PageEntry> entries, const std::vector<int>& stay) {
+    std::vector<PageEntry> kept;
+    std::vector<void*> addrs;
+    std::vector<int> status;
+    for (size_t first = 0; first < entries.size(); first += ctx_.options.batchPages) {
+      const size_t count = std::min<size_t>(ctx_.options.batchPages, entries.size() - first);
+      addrs.resize(count);
+      status.assign(count, kNotReached);
+      for (size_t i = 0; i < count; ++i) addrs[i] = reinterpret_cast<void*>(entries[first + i].addr);
+      const long r = ctx_.deps.sys.movePages(pid, count, addrs.data(), nullptr, status.data(), 0);
+      std::lock_guard lock(mu_);
+      ++stats_.calls;
+      for (size_t i = 0; i < count; ++i) {
+        const PageEntry& e = entries[first + i];
+        if (r < 0 || std::find(stay.begin(), stay.end(), status[i]) == stay.end()) {
+          kept.push_back(e);
+          continue;
+        }
+        stats_.pagesStayed += e.pages;
+        done_ += e.pages;
+      }
+    }
+    return kept;
   }
 
   // Moves `entries` to `node`, retrying temporary failures; returns what found the node full.

@@ -35,12 +35,16 @@ uint64_t bytesOf(const std::vector<AddressRange>& ranges) {
 
 // requestToTier, and when the kernel finds the whole tier full (ENOMEM: the free memory the plan
 // was made with has gone), the tiers after it toward the region's own: still the fastest tier
-// with room for a promotion, the next lower one with room for a demotion.
+// with room for a promotion, the next lower one with room for a demotion. Pages of the range
+// that already lie above the destination of a promotion (below that of a demotion) stay.
 MoveRequest request(int pid, const config::TierMap& tiers, size_t from, size_t to, MoveKind kind) {
   MoveRequest m = requestToTier(pid, tiers.tiers[to], kind);
-  const size_t last = kind == MoveKind::Promotion ? from : tiers.tiers.size();
+  const bool up = kind == MoveKind::Promotion;
+  const size_t last = up ? from : tiers.tiers.size();
   for (size_t t = to + 1; t < last; ++t)
     m.fallbackNodes.insert(m.fallbackNodes.end(), tiers.tiers[t].nodes.begin(), tiers.tiers[t].nodes.end());
+  for (size_t t = up ? 0 : to + 1; t < (up ? to : tiers.tiers.size()); ++t)
+    m.stayNodes.insert(m.stayNodes.end(), tiers.tiers[t].nodes.begin(), tiers.tiers[t].nodes.end());
   return m;
 }
 

@@ -390,6 +390,25 @@ TEST_CASE("dry run only queries where pages are", "[mover]") {
   CHECK(s.kernel.nodeOf(kBase) == 0);
 }
 
+TEST_CASE("pages on a node the request names to stay are asked for and left where they are", "[mover]") {
+  // A promotion to node 1 of a range that lies partly on node 0 (faster) and partly on node 3.
+  Setup s;
+  s.kernel.map(kBase, 10 * 4096, 0);
+  s.kernel.map(kBase + 10 * 4096, 30 * 4096, 3);
+  s.options.batchPages = 16;
+  MoveRequest r = request(0, 40 * 4096, 1);
+  r.stayNodes = {0};
+  uint64_t lastDone = 0;
+  auto st = s.move({r}, [&](const Progress& p) { lastDone = p.pagesDone; });
+  CHECK(st.pagesRequested == 40);
+  CHECK(st.pagesStayed == 10);
+  CHECK(st.pagesMoved == 30);
+  CHECK(lastDone == 40);
+  CHECK(st.landedNodes == std::vector<int>{1});
+  for (uint64_t i = 0; i < 40; ++i) CHECK(s.kernel.nodeOf(kBase + i * 4096) == (i < 10 ? 0 : 1));
+  CHECK(st.calls == 3 + 2);  // three queries of 16 addresses, two moves of the 30 left
+}
+
 TEST_CASE("progress reaches the total", "[mover]") {
   Setup s;
   s.kernel.map(kBase, 50 * 4096, 0);

@@ -288,11 +288,25 @@ TEST_CASE("when the kernel finds a tier full, a move falls back to the next tier
     if (m.kind == MoveKind::Promotion) {
       CHECK(m.toNode == 0);
       CHECK(m.fallbackNodes == std::vector<int>{1, 2});  // up to, not including, its own tier 3
+      CHECK(m.stayNodes.empty());
     } else {
       CHECK(m.toNode == 1);
       CHECK(m.fallbackNodes == std::vector<int>{2, 3});
+      CHECK(m.stayNodes == std::vector<int>{2, 3});  // memory below tier 1 is not brought up
     }
   }
+}
+
+TEST_CASE("a promotion leaves the pages that lie above its destination where they are", "[policy]") {
+  // A region whose checks place it in tier 3 may hold memory on a faster node (merged while a
+  // move ran, or moved in part): a move to tier 1 must not take that memory down.
+  MtmPolicy p(cfg());
+  profiler::Snapshot s;
+  s.regions = {region(0, 8, 0.9, 3)};
+  auto plan = p.plan(s, tiers({{1024, 10}, {1024, 512}, {1024, 512}, {1024, 512}}));
+  REQUIRE(plan.moves.size() == 1);
+  CHECK(plan.moves[0].toNode == 1);
+  CHECK(plan.moves[0].stayNodes == std::vector<int>{0});
 }
 
 namespace {

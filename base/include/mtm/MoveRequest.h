@@ -27,6 +27,10 @@ struct MoveRequest {
   std::vector<AddressRange> ranges;
   int toNode = -1;
   std::vector<int> fallbackNodes;  // tried in order while the destination is full (ENOMEM)
+  // Pages found on these nodes stay where they are: a promotion lists the faster tiers' nodes, a
+  // demotion the slower ones', so that neither moves a page the wrong way (a region that holds
+  // memory on two nodes). The mover asks where the pages are first. Empty: every page moves.
+  std::vector<int> stayNodes;
   MoveKind kind = MoveKind::Manual;
   // A THP that a range covers only partly: false moves it whole, true splits it and moves
   // only the covered 4 KiB pages.
@@ -37,11 +41,12 @@ struct MoveRequest {
 };
 
 // Outcomes, in 4 KiB pages (a THP counts 512). Every requested page ends in exactly one of
-// moved, failed (by errno), deferred (budget) or cancelled (target exited).
+// moved, stayed, failed (by errno), deferred (budget) or cancelled (target exited).
 struct MoveStats {
   uint64_t pagesRequested = 0;
   uint64_t pagesMoved = 0;         // now on the destination or a fallback node
   uint64_t pagesToFallback = 0;    // of pagesMoved: on a fallback node
+  uint64_t pagesStayed = 0;        // found on one of the request's stayNodes: not moved
   std::map<int, uint64_t> failed;  // errno -> pages: EBUSY, ENOMEM, EACCES, EFAULT, ENOENT, ...
   uint64_t pagesDeferred = 0;      // over the page budget: not attempted
   uint64_t pagesCancelled = 0;     // not attempted: the process exited, or its moves were cancelled
