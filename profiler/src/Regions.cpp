@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mtm/Log.h"
+
 namespace mtm::profiler {
 namespace {
 
@@ -216,10 +218,14 @@ uint64_t RegionSet::bytes() const {
 RegionStats RegionSet::endInterval() {
   const double decay = config_.hotnessDecay;
   RegionStats stats;
+  // A process none of whose checks found an access was likely not running in the window (blocked
+  // on pages being moved, stopped, descheduled): its misses do not say where access went, so they
+  // build no run of the change test. The decayed mean still takes them.
+  const bool ran = std::any_of(regions_.begin(), regions_.end(), [](const Region& r) { return r.accessed[0] + r.accessed[1] > 0; });
   for (auto& r : regions_) {
     const uint32_t checked = r.checked[0] + r.checked[1];
     ++r.age;
-    const bool changed = r.history.note(checked, r.accessed[0] + r.accessed[1]);
+    const bool changed = ran ? r.history.note(checked, r.accessed[0] + r.accessed[1]) : r.history.note(0, 0);
     if (checked > 0) {
       const double frac = double(r.accessed[0] + r.accessed[1]) / checked;
       const double temporal = std::fabs(frac - r.lastFraction);
@@ -234,6 +240,7 @@ RegionStats RegionSet::endInterval() {
         r.hotness = r.history.runAccessed ? 1 : 0;
         r.confidence = r.history.run;
         ++stats.changes;
+        MTM_DEBUG("profiler change region={:#x}-{:#x} to={} run={}", r.start, r.end, r.history.runAccessed ? "hot" : "cold", r.history.run);
       } else {
         r.hotness = r.confidence > 0 ? decay * r.hotness + (1 - decay) * frac : frac;
         r.confidence = decay * r.confidence + checked;

@@ -67,24 +67,51 @@ TEST_CASE("steady access at any rate is rarely called a change", "[regions][chan
   CHECK(changeRate(0.0, 1000, 1) == 0);
 }
 
-TEST_CASE("a region's hotness follows a change at once", "[regions][change]") {
+namespace {
+
+// Two 2 MiB regions, 64 MiB apart: one to watch, and one that the process keeps touching.
+struct TwoRegions {
   config::ProfilerConfig cfg;  // hotness_decay 0.5
-  RegionSet rs(cfg);
-  Vma v;
-  v.start = 0x7f0000000000;
-  v.end = v.start + (2 << 20);
-  v.perms = "rw-p";
-  rs.rebuild({v});
-  for (int i = 0; i < 20; ++i) {
-    rs.observe(v.start, true);
-    rs.endInterval();
+  RegionSet rs{cfg};
+  uint64_t watched = 0x7f0000000000, busy = watched + (64 << 20);
+  TwoRegions() {
+    Vma a, b;
+    a.start = watched;
+    b.start = busy;
+    a.end = a.start + (2 << 20);
+    b.end = b.start + (2 << 20);
+    a.perms = b.perms = "rw-p";
+    rs.rebuild({a, b});
   }
-  REQUIRE(rs.regions()[0].hotness > 0.99);
-  rs.observe(v.start, false);
-  CHECK(rs.endInterval().changes == 0);
-  CHECK(rs.regions()[0].hotness == Approx(0.5));  // one miss: the decayed mean
-  rs.observe(v.start, false);
-  CHECK(rs.endInterval().changes == 1);
-  CHECK(rs.regions()[0].hotness == 0);  // the decayed mean would still read 0.25
-  CHECK(rs.regions()[0].confidence == 2);
+  RegionStats interval(bool watchedAccessed, bool busyAccessed = true) {
+    rs.observe(watched, watchedAccessed);
+    rs.observe(busy, busyAccessed);
+    return rs.endInterval();
+  }
+  const Region& region() { return *rs.find(watched); }
+};
+
+}  // namespace
+
+TEST_CASE("a region's hotness follows a change at once", "[regions][change]") {
+  TwoRegions p;
+  for (int i = 0; i < 20; ++i) p.interval(true);
+  REQUIRE(p.region().hotness > 0.99);
+  CHECK(p.interval(false).changes == 0);
+  CHECK(p.region().hotness == Approx(0.5));  // one miss: the decayed mean
+  CHECK(p.interval(false).changes == 1);
+  CHECK(p.region().hotness == 0);  // the decayed mean would still read 0.25
+  CHECK(p.region().confidence == 2);
+}
+
+TEST_CASE("an interval in which no check of the process found an access is no change", "[regions][change]") {
+  // The process did not run in the window (it waited on a move): every region misses at once.
+  TwoRegions p;
+  for (int i = 0; i < 20; ++i) p.interval(true);
+  CHECK(p.interval(false, false).changes == 0);
+  CHECK(p.interval(false, false).changes == 0);
+  CHECK(p.region().hotness == Approx(0.25));  // the decayed mean, as without the change test
+  // Running again, it hits: the stall left no run behind.
+  CHECK(p.interval(true).changes == 0);
+  CHECK(p.region().hotness == Approx(0.625));
 }

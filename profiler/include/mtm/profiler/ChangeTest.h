@@ -10,9 +10,9 @@
 namespace mtm::profiler {
 
 struct CheckHistory {
-  double hits = 0, misses = 0;               // all checks, decayed by kHistoryDecay an interval
-  double beforeHits = 0, beforeMisses = 0;   // the same as the current run began
-  double run = 0;                            // checks in a row with one outcome, over intervals
+  double hits = 0, misses = 0;              // all checks, decayed by kHistoryDecay an interval
+  double beforeHits = 0, beforeMisses = 0;  // the same as the current run began
+  double run = 0;                           // checks in a row with one outcome, over intervals
   bool runAccessed = false;
 
   // Weight an interval leaves on the history's checks: about twenty intervals of memory.
