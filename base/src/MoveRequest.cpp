@@ -33,6 +33,10 @@ void MoveStats::add(const MoveStats& o) {
   hugetlbMoved += o.hugetlbMoved;
   elapsed += o.elapsed;
   errors.insert(errors.end(), o.errors.begin(), o.errors.end());
+  for (Landing l : o.landings) {
+    l.request += landedNodes.size();
+    landings.push_back(l);
+  }
   landedNodes.insert(landedNodes.end(), o.landedNodes.begin(), o.landedNodes.end());
 }
 

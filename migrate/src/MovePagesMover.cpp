@@ -83,12 +83,43 @@ class Execution {
       return requests[a].kind == MoveKind::Promotion && requests[b].kind != MoveKind::Promotion;
     });
     stats_.landedNodes.assign(requests.size(), -1);
-    for (size_t i : order) stats_.landedNodes[i] = runRequest(requests[i]);
+    for (size_t i : order) {
+      placed_.clear();
+      stats_.landedNodes[i] = runRequest(requests[i]);
+      addLandings(i);
+    }
     stats_.elapsed = ctx_.deps.clock.now() - start;
     return stats_;
   }
 
  private:
+  // placed_ (one request's pages, each where it lies now) as stretches on one node each.
+  void addLandings(size_t request) {
+    if (ctx_.options.dryRun) return;
+    std::sort(placed_.begin(), placed_.end(), [](const Placed& a, const Placed& b) { return a.addr < b.addr; });
+    std::vector<Landing> runs;  // the longest stretches on one node
+    for (const auto& p : placed_) {
+      const uint64_t end = p.addr + p.pages * kPageSize;
+      if (!runs.empty() && runs.back().node == p.node)
+        runs.back().end = end;
+      else
+        runs.push_back({request, p.addr, end, p.node});
+    }
+    auto isShort = [](const Landing& l) { return l.end - l.start < MoveStats::kMinLanding; };
+    std::vector<Landing> out;
+    for (const auto& r : runs) {
+      if (out.empty() || (out.back().node != r.node && !isShort(r) && !isShort(out.back()))) {
+        out.push_back(r);
+        continue;
+      }
+      // The same node, or one of the two is short: one stretch, on the longer one's node.
+      Landing& last = out.back();
+      if (r.end - r.start > last.end - last.start) last.node = r.node;
+      last.end = r.end;
+    }
+    stats_.landings.insert(stats_.landings.end(), out.begin(), out.end());
+  }
+
   void fail(const std::string& message) {
     MTM_DEBUG("migrate error=\"{}\"", message);
     stats_.errors.push_back(message);
@@ -212,6 +243,7 @@ class Execution {
         }
         stats_.pagesStayed += e.pages;
         done_ += e.pages;
+        placed_.push_back({e.addr, e.pages, status[i]});
       }
     }
     return kept;
@@ -315,6 +347,7 @@ class Execution {
         continue;
       }
       if (s == node) {
+        placed_.push_back({e.addr, e.pages, node});
         stats_.pagesMoved += e.pages;
         if (fallback) stats_.pagesToFallback += e.pages;
         if (e.kind == PageKind::Thp) ++stats_.thpMovedWhole;
@@ -386,6 +419,11 @@ class Execution {
   Clock::TimePoint startTime_ = ctx_.deps.clock.now();
   std::map<int, Result<std::vector<Vma>>> vmas_;
   std::map<int, int> pidfds_;  // opened for requests without one; negative: pidfd_open's error
+  struct Placed {
+    uint64_t addr, pages;
+    int node;
+  };
+  std::vector<Placed> placed_;  // the current request's pages that moved or stayed
 };
 
 }  // namespace

@@ -204,9 +204,36 @@ TEST_CASE("each request says where most of its pages landed -- in the order give
   auto st = s.move({demote, promote(0, {1}), promote(100 * 4096, {1}), promote(200 * 4096, {})});
   CHECK(st.landedNodes == std::vector<int>{3, 0, 1, -1});
   CHECK(st.pagesMoved == 300);
+  // Stretch by stretch, in the order the requests ran: the second promotion's 30 pages on node 0
+  // and 70 on node 1 are each under 2 MiB, so they form one stretch, on node 1 where more of it
+  // lies; the third landed nowhere.
+  const uint64_t p = 4096;
+  CHECK(st.landings == std::vector<Landing>{{1, kBase, kBase + 100 * p, 0},
+                                            {2, kBase + 100 * p, kBase + 200 * p, 1},
+                                            {0, kBase + 300 * p, kBase + 400 * p, 3}});
 
   s.options.dryRun = true;
   CHECK(s.move({promote(0, {})}).landedNodes == std::vector<int>{-1});  // nothing moves in a dry run
+}
+
+TEST_CASE("a request that lands on two nodes says where each stretch went", "[mover]") {
+  // 16 MiB promoted to node 0, which has room for 6 MiB: the rest goes to the fallback, node 1.
+  Setup s;
+  const uint64_t pages = 16 * kMiB / 4096;
+  s.kernel.map(kBase, 16 * kMiB, 3);
+  s.kernel.capacity[0] = 6 * kMiB / 4096;
+  auto st = s.move({request(0, 16 * kMiB, 0, {1})});
+  REQUIRE(st.pagesMoved == pages);
+  CHECK(st.landings == std::vector<Landing>{{0, kBase, kBase + 6 * kMiB, 0}, {0, kBase + 6 * kMiB, kBase + 16 * kMiB, 1}});
+  CHECK(st.landedNodes == std::vector<int>{1});
+
+  // Pages left on a stay node form stretches too.
+  Setup t;
+  t.kernel.map(kBase, 4 * kMiB, 0);
+  t.kernel.map(kBase + 4 * kMiB, 12 * kMiB, 3);
+  MoveRequest r = request(0, 16 * kMiB, 1);
+  r.stayNodes = {0};
+  CHECK(t.move({r}).landings == std::vector<Landing>{{0, kBase, kBase + 4 * kMiB, 0}, {0, kBase + 4 * kMiB, kBase + 16 * kMiB, 1}});
 }
 
 TEST_CASE("a caller without permission gets one clear error and every page counted", "[mover]") {

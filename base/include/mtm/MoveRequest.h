@@ -40,6 +40,16 @@ struct MoveRequest {
   SharedPidfd pidfd;
 };
 
+// A stretch of one request's pages that now lie on one node -- moved there, or found there and
+// left (stay nodes) -- from its first page to the end of its last. Failed pages belong to no
+// stretch, and one may span them.
+struct Landing {
+  size_t request = 0;  // index in the requests given
+  uint64_t start = 0, end = 0;
+  int node = -1;
+  bool operator==(const Landing&) const = default;
+};
+
 // Outcomes, in 4 KiB pages (a THP counts 512). Every requested page ends in exactly one of
 // moved, stayed, failed (by errno), deferred (budget) or cancelled (target exited).
 struct MoveStats {
@@ -64,6 +74,11 @@ struct MoveStats {
   // when no node got half of them (failures, cancellations, pages spread over fallbacks, a dry
   // run). Empty from a mover that does not say.
   std::vector<int> landedNodes;
+  // Where the pages went, stretch by stretch, requests in the order they ran and each in address
+  // order. A stretch under kMinLanding joins its neighbour: the two count as one, on the node of
+  // the longer. Empty from a dry run or a mover that does not say.
+  std::vector<Landing> landings;
+  static constexpr uint64_t kMinLanding = 2ull << 20;
 
   uint64_t pagesFailed() const;
   double bytesPerSecond() const;
