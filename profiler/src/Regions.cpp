@@ -93,6 +93,8 @@ void RegionSet::observe(uint64_t addr, bool accessed, int node, Mapping mapping)
     ++r->sawPmd;
   } else if (mapping == Mapping::pte) {
     ++r->sawPte;
+  } else if (mapping == Mapping::fault) {
+    ++r->faults;
   }
   if (accessed && mapping == Mapping::exact) r->eighths[static_cast<size_t>((addr - r->start) * 8 / r->size())] += 1;
 }
@@ -225,7 +227,10 @@ RegionStats RegionSet::endInterval() {
   for (auto& r : regions_) {
     const uint32_t checked = r.checked[0] + r.checked[1];
     ++r.age;
-    const bool changed = ran ? r.history.note(checked, r.accessed[0] + r.accessed[1]) : r.history.note(0, 0);
+    // Faults come where memory was just allocated or moved -- a burst on the pages a move
+    // catches in use -- not where checks fall: they feed the decayed mean, never a change's run.
+    const uint32_t sampled = checked - r.faults, sampledAccessed = r.accessed[0] + r.accessed[1] - r.faults;
+    const bool changed = ran ? r.history.note(sampled, sampledAccessed) : r.history.note(0, 0);
     if (checked > 0) {
       const double frac = double(r.accessed[0] + r.accessed[1]) / checked;
       const double temporal = std::fabs(frac - r.lastFraction);
@@ -263,7 +268,7 @@ RegionStats RegionSet::endInterval() {
     r.checked[0] = r.checked[1] = r.accessed[0] = r.accessed[1] = 0;
     r.nodeVotes.clear();
     r.samples.clear();
-    r.sawPmd = r.sawPte = 0;
+    r.sawPmd = r.sawPte = r.faults = 0;
   }
   return stats;
 }

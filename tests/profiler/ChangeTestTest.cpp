@@ -115,3 +115,21 @@ TEST_CASE("an interval in which no check of the process found an access is no ch
   CHECK(p.interval(true).changes == 0);
   CHECK(p.region().hotness == Approx(0.625));
 }
+
+TEST_CASE("page-fault samples feed the decayed mean but never a change", "[regions][change]") {
+  // A move catches a few pages of a cold region in use: the process faults on them in a burst.
+  TwoRegions p;
+  for (int i = 0; i < 20; ++i) p.interval(false);
+  REQUIRE(p.region().hotness < 0.01);
+  for (int i = 0; i < 5; ++i) p.rs.observe(p.watched + i * 4096, true, -1, Mapping::fault);
+  p.rs.observe(p.busy, true);
+  CHECK(p.rs.endInterval().changes == 0);
+  CHECK(p.region().hotness == Approx(0.5).margin(0.01));  // the decayed mean, as before
+  // The same five hits from accessed bits are a change.
+  TwoRegions q;
+  for (int i = 0; i < 20; ++i) q.interval(false);
+  for (int i = 0; i < 5; ++i) q.rs.observe(q.watched + i * 4096, true, -1, Mapping::pte);
+  q.rs.observe(q.busy, true);
+  CHECK(q.rs.endInterval().changes == 1);
+  CHECK(q.region().hotness == 1);
+}

@@ -38,6 +38,7 @@ struct Region {
   uint32_t accessed[2] = {0, 0};
   std::map<int, uint32_t> nodeVotes;
   uint32_t sawPmd = 0, sawPte = 0;                 // this interval's accessed-bit checks by mapping
+  uint32_t faults = 0;                             // this interval's page-fault samples (all accessed)
   uint32_t pteOnlyIntervals = 0;                   // in a row: checks found 4 KiB PTEs and no THP
   std::vector<std::pair<uint64_t, bool>> samples;  // this interval's checks: (address, accessed)
   // Accessed samples with exact addresses per eighth of the region, decayed like hotness (a
