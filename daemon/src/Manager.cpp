@@ -329,14 +329,9 @@ void Manager::finishMoves(IntervalReport& rep) {
     const auto& stats = up ? m.promoted : m.demoted;
     account(stats, list, kind);
     // Where the pages went, stretch by stretch, for the regions: their checks would tell only
-    // when one lands there (the profiler skips a process it no longer profiles). A mover that
-    // gives no stretches says where most of each request went.
+    // when one lands there (the profiler skips a process it no longer profiles).
     for (const auto& l : stats.landings)
       if (l.request < list.size()) profiler_->noteMoved(list[l.request].pid, l.start, l.end, l.node);
-    if (stats.landings.empty() && stats.landedNodes.size() == list.size())
-      for (size_t i = 0; i < list.size(); ++i)
-        if (stats.landedNodes[i] >= 0)
-          for (const auto& range : list[i].ranges) profiler_->noteMoved(list[i].pid, range.start, range.end, stats.landedNodes[i]);
     // The rate pages really move, for the debug log (a run of at least 1 MiB); the policy
     // prices moves at migration.max_rate (MoveValue.h).
     if (stats.pagesMoved >= 256 && stats.bytesPerSecond() > 0)

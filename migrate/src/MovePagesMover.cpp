@@ -229,10 +229,7 @@ class Execution {
     std::vector<int> status;
     for (size_t first = 0; first < entries.size(); first += ctx_.options.batchPages) {
       const size_t count = std::min<size_t>(ctx_.options.batchPages, entries.size() - first);
-      addrs.resize(count);
-      status.assign(count, kNotReached);
-      for (size_t i = 0; i < count; ++i) addrs[i] = reinterpret_cast<void*>(entries[first + i].addr);
-      const long r = ctx_.deps.sys.movePages(pid, count, addrs.data(), nullptr, status.data(), 0);
+      const long r = queryNodes(ctx_.deps.sys, pid, &entries[first], count, addrs, status);
       std::lock_guard lock(mu_);
       ++stats_.calls;
       for (size_t i = 0; i < count; ++i) {

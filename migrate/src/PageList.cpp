@@ -1,6 +1,7 @@
 #include "mtm/migrate/PageList.h"
 
 #include <algorithm>
+#include <cerrno>
 
 namespace mtm::migrate {
 
@@ -52,6 +53,13 @@ std::vector<AddressRange> wholeAddressSpace(const std::vector<Vma>& vmas) {
   for (const auto& v : vmas)
     if (v.path != "[vsyscall]") out.push_back({v.start, v.end});
   return out;
+}
+
+long queryNodes(MemorySyscalls& sys, int pid, const PageEntry* first, size_t count, std::vector<void*>& addrs, std::vector<int>& status) {
+  addrs.resize(count);
+  status.assign(count, -ENOENT);
+  for (size_t i = 0; i < count; ++i) addrs[i] = reinterpret_cast<void*>(first[i].addr);
+  return sys.movePages(pid, count, addrs.data(), nullptr, status.data(), 0);
 }
 
 }  // namespace mtm::migrate

@@ -54,10 +54,7 @@ Result<Placement> queryPlacement(const MoverDeps& deps, int pid, const std::vect
     vp.vma = vma;
     for (size_t first = 0; first < list.entries.size(); first += batchPages) {
       const size_t count = std::min<size_t>(batchPages, list.entries.size() - first);
-      addrs.resize(count);
-      status.assign(count, -ENOENT);
-      for (size_t i = 0; i < count; ++i) addrs[i] = reinterpret_cast<void*>(list.entries[first + i].addr);
-      long r = deps.sys.movePages(pid, count, addrs.data(), nullptr, status.data(), 0);
+      const long r = queryNodes(deps.sys, pid, &list.entries[first], count, addrs, status);
       if (r < 0) return processFileError(pid, Error::fromErrno("move_pages query", static_cast<int>(-r)));
       for (size_t i = 0; i < count; ++i) {
         const PageEntry& e = list.entries[first + i];

@@ -8,6 +8,7 @@
 #include "mtm/MoveRequest.h"
 #include "mtm/ProcMaps.h"
 #include "mtm/migrate/HugePages.h"
+#include "mtm/migrate/Syscalls.h"
 
 namespace mtm::migrate {
 
@@ -31,6 +32,11 @@ struct PageList {
 // pages are entries. hugetlb pages always move whole.
 PageList buildPageList(const std::vector<AddressRange>& ranges, const std::vector<Vma>& vmas, const std::vector<HugeExtent>& huge,
                        bool splitPartial);
+
+// Where `count` entries from `first` lie now, asked of move_pages(2) without nodes: status[i]
+// becomes a node or -errno. Returns the call's result (-errno: the whole call failed). `addrs` and
+// `status` are the caller's, kept across batches.
+long queryNodes(MemorySyscalls& sys, int pid, const PageEntry* first, size_t count, std::vector<void*>& addrs, std::vector<int>& status);
 
 // Every VMA of a process, as ranges (the [vsyscall] page, which no process can migrate, left out).
 std::vector<AddressRange> wholeAddressSpace(const std::vector<Vma>& vmas);
