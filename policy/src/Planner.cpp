@@ -95,18 +95,38 @@ void Planner::rank() {
   planned_.assign(snap_.regions.size(), false);
 }
 
-// Per tier, the regions that may go down now (not within their cooldown), coldest first.
+// Per tier, the regions that may go down now (not within their cooldown), coldest first by
+// demotionHotness().
 void Planner::collectCandidates() {
   candidates_.assign(tiers_.tiers.size(), {});
-  for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+  std::vector<std::vector<std::pair<double, size_t>>> byTier(tiers_.tiers.size());
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it) {  // ties: the lower effective hotness first
     const auto& r = snap_.regions[*it];
     if (r.tier < 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || cooling(r, MoveKind::Demotion)) continue;
-    auto& c = candidates_[static_cast<size_t>(r.tier)];
-    if (c.bytesBefore.empty()) c.bytesBefore.push_back(0);
-    c.regions.push_back(*it);
-    c.hotness.push_back(hotness_[*it]);
-    c.bytesBefore.push_back(c.bytesBefore.back() + (r.end - r.start));
+    byTier[static_cast<size_t>(r.tier)].push_back({demotionHotness(r), *it});
   }
+  for (size_t t = 0; t < byTier.size(); ++t) {
+    std::stable_sort(byTier[t].begin(), byTier[t].end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto& c = candidates_[t];
+    c.bytesBefore.push_back(0);
+    for (const auto& [hotness, i] : byTier[t]) {
+      c.regions.push_back(i);
+      c.hotness.push_back(hotness);
+      c.bytesBefore.push_back(c.bytesBefore.back() + (snap_.regions[i].end - snap_.regions[i].start));
+    }
+  }
+}
+
+// How hot a region counts as when it would go down: its hotness where that is cold, else the top
+// of its error bar -- one standard error, about 1 / (2 sqrt(checks + 1)). Not the confidence-
+// weighed hotness that ranks promotions: that puts a region seen a few times below its true
+// hotness, and a hot region checked less often than its neighbours (a smaller one) was swapped
+// out for one just as hot (VM lab: 8 MiB of the hot set sent down for a 66 MiB region's 8 MiB,
+// then held in tier 1 for its cooldown).
+double Planner::demotionHotness(const profiler::RegionInfo& r) const {
+  const double hotness = std::clamp(r.hotness, 0.0, 1.0);
+  if (hotness <= config_.policy.coldThreshold) return hotness;
+  return std::min(1.0, hotness + 0.5 / std::sqrt(std::max(0.0, r.confidence) + 1));
 }
 
 // Fast promotion: hot regions in lower tiers, hottest first, each a transaction of its own.
@@ -124,7 +144,10 @@ void Planner::promoteHot() {
     }
     promote(i);
     if (!planned_[i])
-      MTM_DEBUG("plan hold pid={} range={:#x}-{:#x} hotness={:.2f} tier={}: no room that pays", r.pid, r.start, r.end, r.hotness, r.tier);
+      MTM_DEBUG(
+          "plan hold pid={} range={:#x}-{:#x} hotness={:.2f} tier={}: no room that pays (tier 0: {:.1f} MiB spare, {:.1f} MiB demotable)",
+          r.pid, r.start, r.end, r.hotness, r.tier, double(spare(state_, 0)) / double(1 << 20),
+          double(demotable(state_, 0, std::max(pc.coldThreshold, hotness_[i] - swapMargin(r)))) / double(1 << 20));
   }
 }
 

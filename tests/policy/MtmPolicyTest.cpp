@@ -839,6 +839,31 @@ TEST_CASE("a region seen a few times does not displace one as warm as it, only c
   }
 }
 
+// The reverse case (VM lab): a hot region in tier 0 checked less often than a hot one in tier 1
+// (a smaller region, fewer checks) weighs less by confidence -- and was sent down for it, to
+// wait out its cooldown in tier 1 while just as hot. A resident counts at the top of its error bar.
+TEST_CASE("a resident seen a few times is not swapped out for one just as hot, only for one surely hotter", "[policy]") {
+  auto t = tiers({{64, 1}, {1024, 512}, {1024, 512}, {1024, 512}});
+  auto resident = region(0, 16, 1.0, 0);
+  resident.confidence = 2;
+  auto hot = region(100, 16, 1.0, 1);
+  auto c = cfg();
+  c.policy.horizonS = 600;  // the swap pays: only the ranking holds it back
+  profiler::Snapshot s;
+  SECTION("just as hot: it stays") {
+    s.regions = {resident, hot};
+    CHECK(MtmPolicy(c).plan(s, t).moves.empty());
+  }
+  SECTION("lukewarm, seen as often: it makes room") {
+    resident.hotness = 0.3;  // at most about 0.6 by its two checks: surely colder than 1.0
+    s.regions = {resident, hot};
+    const auto plan = MtmPolicy(c).plan(s, t);
+    REQUIRE(plan.moves.size() == 2);
+    CHECK(plan.moves[0].kind == MoveKind::Demotion);
+    CHECK(plan.moves[1].toNode == 0);
+  }
+}
+
 TEST_CASE("each ping-pong doubles the range's cooldown", "[policy]") {
   auto c = cfg();
   c.policy.cooldownS = 3;

@@ -57,7 +57,7 @@ class Planner {
   };
   struct Candidates {  // a tier's demotion candidates, coldest first
     std::vector<size_t> regions;
-    std::vector<double> hotness;        // effective, ascending
+    std::vector<double> hotness;        // demotionHotness(), ascending
     std::vector<uint64_t> bytesBefore;  // bytes of regions[0..k), one more entry than regions
   };
 
@@ -85,6 +85,7 @@ class Planner {
   uint64_t promotedBytes(const profiler::RegionInfo& r) const;
   bool splitsThp(const profiler::RegionInfo& r) const;
   double swapMargin(const profiler::RegionInfo& r) const;
+  double demotionHotness(const profiler::RegionInfo& r) const;
 
   const config::Config& config_;
   const profiler::Snapshot& snap_;
