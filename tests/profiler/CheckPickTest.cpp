@@ -48,6 +48,27 @@ TEST_CASE("with fewer checks than regions every region is checked in turn -- non
   }
 }
 
+// Spread evenly, a budget below the region count checked a 4 KiB stack as often as a 72 MiB
+// region a new hot set had moved into (VM lab).
+TEST_CASE("with fewer checks than regions half still go by size and variation", "[checks]") {
+  Regions many(25);
+  auto& rs = many.rs.regions();
+  rs[0].end = rs[0].start + 4 * kM;  // one region is half the size of the others
+  rs[12].variation = 1;              // one varies, the others do not
+  std::mt19937_64 rng(11);
+  std::map<uint64_t, int> checks;  // region start -> checks over the intervals
+  const int intervals = 400;
+  for (int i = 0; i < intervals; ++i)
+    for (uint64_t a : pickChecks(many.rs, 16, rng)) ++checks[many.rs.find(a)->start];
+  REQUIRE(checks.size() == 25);
+  // 16 checks: 8 one a region (0.32 each), 4 by size, 4 by variation -- all to the varying one.
+  const double settled = double(checks[rs[1].start]) / intervals, varying = double(checks[rs[12].start]) / intervals,
+               small = double(checks[rs[0].start]) / intervals;
+  CHECK(settled == Approx(0.32 + 4.0 * 8 / 196).margin(0.1));
+  CHECK(varying == Approx(0.32 + 4.0 * 8 / 196 + 4).margin(0.3));
+  CHECK(small == Approx(0.32 + 4.0 * 4 / 196).margin(0.1));
+}
+
 TEST_CASE("checks beyond one a region go half by size and half by variation, within each region's pages", "[checks]") {
   Regions two(2);
   two.rs.regions()[1].variation = 1;  // the second varies, the first does not

@@ -10,7 +10,7 @@
 namespace mtm::profiler {
 
 // `checks` addresses spread over the regions (MTM principle 1): one each where the budget
-// allows, the rest half by size, half by variation. Within a region: random units (4 KiB pages,
+// allows two (else half the checks, evenly), the rest half by size, half by variation. Within a region: random units (4 KiB pages,
 // or 2 MiB in THP-backed regions), or all of them where the share covers them all. Fractional
 // shares are rounded by one sweep from a random start, so each region gets its share on average
 // and exactly `checks` addresses come back (fewer only where regions have fewer units).
