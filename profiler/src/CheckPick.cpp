@@ -22,16 +22,35 @@ std::vector<uint64_t> pickChecks(const RegionSet& regions, uint64_t checks, std:
   // into (VM lab: 16 checks an interval over 27 regions; the set was found 8 s late).
   const double base = std::min(1.0, double(checks) / (2.0 * double(rs.size())));
   const double rest = std::max(0.0, double(checks) - base * double(rs.size()));
-  double carry = std::uniform_real_distribution<double>(0, 1)(rng);
+  auto unitsOf = [](const Region& r) { return std::max<uint64_t>(1, r.size() / (r.huge ? kHuge : kPage)); };
+  std::vector<double> shares;
+  double excess = 0, roomyBytes = 0;
   for (const auto& r : rs) {
     double share = base + rest / 2 * double(r.size()) / totalBytes;
     share += rest / 2 * (totalVariation > 0 ? r.variation / totalVariation : double(r.size()) / totalBytes);
-    carry += share;
+    const double units = double(unitsOf(r));
+    if (share >= units) {
+      excess += share - units;
+      share = units;
+    } else {
+      roomyBytes += double(r.size());
+    }
+    shares.push_back(share);
+  }
+  // A share beyond a region's units goes to the others by size: a small region that varies (a
+  // stack) drew a quarter of a small budget and lost what it could not use.
+  if (excess > 0 && roomyBytes > 0)
+    for (size_t i = 0; i < rs.size(); ++i)
+      if (shares[i] < double(unitsOf(rs[i]))) shares[i] += excess * double(rs[i].size()) / roomyBytes;
+  double carry = std::uniform_real_distribution<double>(0, 1)(rng);
+  for (size_t i = 0; i < rs.size(); ++i) {
+    const auto& r = rs[i];
+    carry += shares[i];
     uint64_t n = static_cast<uint64_t>(carry);
     carry -= double(n);
     if (n == 0) continue;
     const uint64_t unit = r.huge ? kHuge : kPage;
-    const uint64_t units = std::max<uint64_t>(1, r.size() / unit);
+    const uint64_t units = unitsOf(r);
     if (n >= units) {
       for (uint64_t k = 0; k < units; ++k) out.push_back(r.start + k * unit);
       continue;

@@ -69,6 +69,18 @@ TEST_CASE("with fewer checks than regions half still go by size and variation", 
   CHECK(small == Approx(0.32 + 4.0 * 4 / 196).margin(0.1));
 }
 
+TEST_CASE("a small region's share beyond its pages goes to the others: the budget is spent whole", "[checks]") {
+  Regions many(25);
+  auto& stack = many.rs.regions().back();
+  stack.end = stack.start + 2 * kPage;  // two pages, and the only region that varies
+  stack.variation = 1;
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 100; ++i) {
+    const auto picks = pickChecks(many.rs, 16, rng);
+    CHECK(picks.size() == 16);
+  }
+}
+
 TEST_CASE("checks beyond one a region go half by size and half by variation, within each region's pages", "[checks]") {
   Regions two(2);
   two.rs.regions()[1].variation = 1;  // the second varies, the first does not
