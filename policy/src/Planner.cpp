@@ -27,6 +27,9 @@ std::vector<AddressRange> hotParts(const profiler::RegionInfo& r) {
   return out;
 }
 
+// The error of a region's hotness, about 2 standard errors: 1 / sqrt(checks + 1).
+double hotnessError(const profiler::RegionInfo& r) { return 1 / std::sqrt(std::max(0.0, r.confidence) + 1); }
+
 uint64_t bytesOf(const std::vector<AddressRange>& ranges) {
   uint64_t n = 0;
   for (const auto& r : ranges) n += r.end - r.start;
@@ -118,7 +121,7 @@ void Planner::collectCandidates() {
 }
 
 // How hot a region counts as when it would go down: its hotness where that is cold, else the top
-// of its error bar -- one standard error, about 1 / (2 sqrt(checks + 1)). Not the confidence-
+// of its error bar -- one standard error, half of hotnessError(). Not the confidence-
 // weighed hotness that ranks promotions: that puts a region seen a few times below its true
 // hotness, and a hot region checked less often than its neighbours (a smaller one) was swapped
 // out for one just as hot (VM lab: 8 MiB of the hot set sent down for a 66 MiB region's 8 MiB,
@@ -126,7 +129,7 @@ void Planner::collectCandidates() {
 double Planner::demotionHotness(const profiler::RegionInfo& r) const {
   const double hotness = std::clamp(r.hotness, 0.0, 1.0);
   if (hotness <= config_.policy.coldThreshold) return hotness;
-  return std::min(1.0, hotness + 0.5 / std::sqrt(std::max(0.0, r.confidence) + 1));
+  return std::min(1.0, hotness + hotnessError(r) / 2);
 }
 
 // Fast promotion: hot regions in lower tiers, hottest first, each a transaction of its own.
@@ -147,22 +150,21 @@ void Planner::promoteHot() {
       MTM_DEBUG(
           "plan hold pid={} range={:#x}-{:#x} hotness={:.2f} tier={}: no room that pays (tier 0: {:.1f} MiB spare, {:.1f} MiB demotable)",
           r.pid, r.start, r.end, r.hotness, r.tier, double(spare(state_, 0)) / double(1 << 20),
-          double(demotable(state_, 0, std::max(pc.coldThreshold, hotness_[i] - swapMargin(r)))) / double(1 << 20));
+          double(demotable(state_, 0, swapLimit(i))) / double(1 << 20));
   }
 }
 
 // Region i goes to the fastest tier that has room or can make it -- by demoting its coldest
-// regions: cold ones, or any the ranking puts at least swapMargin() below it -- when that pays.
+// regions: cold ones, or any at or below swapLimit() -- when that pays.
 // A region too big for the room a tier has or can make, when that room is at least half of what
 // is left of it, fills the room with its first whole 2 MiB units (demoting what makes the room)
 // and the rest goes on to the next tier: a coarse region (its hot part not yet split off) is not
 // held out of the top tier by its size. The profiler cuts the region where a part ends.
 void Planner::promote(size_t i) {
   const auto& r = snap_.regions[i];
-  const auto& pc = config_.policy;
   const size_t from = static_cast<size_t>(r.tier);
   const bool hotPartOnly = splitsThp(r);  // a THP's hot part: never cut
-  const double limit = std::max(pc.coldThreshold, hotness_[i] - swapMargin(r));
+  const double limit = swapLimit(i);
   Transaction tx = begin();
   uint64_t start = r.start;
   for (size_t to = 0; to < from; ++to) {
@@ -337,13 +339,14 @@ bool Planner::cooling(const profiler::RegionInfo& r, MoveKind kind) const {
   return held * 2 >= r.end - r.start && held > 0;
 }
 
-// How far a region must rank above a warmer-than-cold one to take its place: promote_margin, or
-// the error of its hotness where that is larger -- about 1 / sqrt(checks + 1) -- so that a region
-// seen a few times, whose hotness is mostly chance, does not swap places with one as warm as it
-// (measured: on the 1 GiB trickle workload, such swaps moved 3x the oracle's bytes, half of
-// them back again).
-double Planner::swapMargin(const profiler::RegionInfo& r) const {
-  return std::max(config_.policy.promoteMargin, 1 / std::sqrt(std::max(0.0, r.confidence) + 1));
+// How hot (demotionHotness) a resident may be to make room for region i: cold, or below i's
+// effective hotness by promote_margin, or by the error of i's hotness where that is larger, so
+// that a region seen a few times, whose hotness is mostly chance, does not swap places with one
+// as warm as it (measured: on the 1 GiB trickle workload, such swaps moved 3x the oracle's bytes,
+// half of them back again).
+double Planner::swapLimit(size_t i) const {
+  const auto& pc = config_.policy;
+  return std::max(pc.coldThreshold, hotness_[i] - std::max(pc.promoteMargin, hotnessError(snap_.regions[i])));
 }
 
 bool Planner::splitsThp(const profiler::RegionInfo& r) const {

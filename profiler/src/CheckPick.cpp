@@ -22,16 +22,16 @@ std::vector<uint64_t> pickChecks(const RegionSet& regions, uint64_t checks, std:
   // into (VM lab: 16 checks an interval over 27 regions; the set was found 8 s late).
   const double base = std::min(1.0, double(checks) / (2.0 * double(rs.size())));
   const double rest = std::max(0.0, double(checks) - base * double(rs.size()));
-  auto unitsOf = [](const Region& r) { return std::max<uint64_t>(1, r.size() / (r.huge ? kHuge : kPage)); };
   std::vector<double> shares;
+  std::vector<uint64_t> units;  // per region: its pages, or its 2 MiB units where THP-backed
   double excess = 0, roomyBytes = 0;
   for (const auto& r : rs) {
     double share = base + rest / 2 * double(r.size()) / totalBytes;
     share += rest / 2 * (totalVariation > 0 ? r.variation / totalVariation : double(r.size()) / totalBytes);
-    const double units = double(unitsOf(r));
-    if (share >= units) {
-      excess += share - units;
-      share = units;
+    units.push_back(std::max<uint64_t>(1, r.size() / (r.huge ? kHuge : kPage)));
+    if (share >= double(units.back())) {
+      excess += share - double(units.back());
+      share = double(units.back());
     } else {
       roomyBytes += double(r.size());
     }
@@ -41,7 +41,7 @@ std::vector<uint64_t> pickChecks(const RegionSet& regions, uint64_t checks, std:
   // stack) drew a quarter of a small budget and lost what it could not use.
   if (excess > 0 && roomyBytes > 0)
     for (size_t i = 0; i < rs.size(); ++i)
-      if (shares[i] < double(unitsOf(rs[i]))) shares[i] += excess * double(rs[i].size()) / roomyBytes;
+      if (shares[i] < double(units[i])) shares[i] += excess * double(rs[i].size()) / roomyBytes;
   double carry = std::uniform_real_distribution<double>(0, 1)(rng);
   for (size_t i = 0; i < rs.size(); ++i) {
     const auto& r = rs[i];
@@ -50,12 +50,11 @@ std::vector<uint64_t> pickChecks(const RegionSet& regions, uint64_t checks, std:
     carry -= double(n);
     if (n == 0) continue;
     const uint64_t unit = r.huge ? kHuge : kPage;
-    const uint64_t units = unitsOf(r);
-    if (n >= units) {
-      for (uint64_t k = 0; k < units; ++k) out.push_back(r.start + k * unit);
+    if (n >= units[i]) {
+      for (uint64_t k = 0; k < units[i]; ++k) out.push_back(r.start + k * unit);
       continue;
     }
-    std::uniform_int_distribution<uint64_t> d(0, units - 1);
+    std::uniform_int_distribution<uint64_t> d(0, units[i] - 1);
     for (uint64_t k = 0; k < n; ++k) out.push_back(r.start + d(rng) * unit);
   }
   return out;

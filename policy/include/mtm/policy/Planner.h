@@ -84,7 +84,7 @@ class Planner {
   bool cooling(const profiler::RegionInfo& r, MoveKind kind) const;
   uint64_t promotedBytes(const profiler::RegionInfo& r) const;
   bool splitsThp(const profiler::RegionInfo& r) const;
-  double swapMargin(const profiler::RegionInfo& r) const;
+  double swapLimit(size_t region) const;
   double demotionHotness(const profiler::RegionInfo& r) const;
 
   const config::Config& config_;
