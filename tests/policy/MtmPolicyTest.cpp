@@ -842,7 +842,7 @@ TEST_CASE("a region seen a few times does not displace one as warm as it, only c
 // The reverse case (VM lab): a hot region in tier 0 checked less often than a hot one in tier 1
 // (a smaller region, fewer checks) weighs less by confidence -- and was sent down for it, to
 // wait out its cooldown in tier 1 while just as hot. A resident counts at the top of its error bar.
-TEST_CASE("a resident seen a few times is not swapped out for one just as hot, only for one surely hotter", "[policy]") {
+TEST_CASE("a resident seen a few times is not swapped out for one just as hot -- only for one surely hotter", "[policy]") {
   auto t = tiers({{64, 1}, {1024, 512}, {1024, 512}, {1024, 512}});
   auto resident = region(0, 16, 1.0, 0);
   resident.confidence = 2;
