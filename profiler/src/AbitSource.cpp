@@ -1,7 +1,8 @@
 // The "ebpf_abit" source: page-table accessed bits read by one BPF program for all targets (AbitProgram), cleared
 // between checks with process_madvise(MADV_COLD) (AccessedBitClear) -- one iovec per 4 KiB
 // page, one whole 2 MiB iovec per THP (a range covering part of a THP would split it), neighbours
-// coalesced. Each interval reads the bits of the pages it cleared before -- profiler.abit_window_ms
+// coalesced as far as it pays here (ClearCost), pages whose bit is already clear left alone.
+// Each interval reads the bits of the pages it cleared before -- profiler.abit_window_ms
 // earlier when the profiler primes it, else at the end of the last interval -- and picks and
 // clears the next sample, spread over regions in proportion to their variation.
 #include <sys/uio.h>
@@ -12,7 +13,6 @@
 #include <cerrno>
 #include <map>
 #include <random>
-#include <set>
 #include <utility>
 
 #include "mtm/Log.h"
@@ -20,6 +20,7 @@
 #include "mtm/profiler/AbitScanner.h"
 #include "mtm/profiler/AccessedBitClear.h"
 #include "mtm/profiler/CheckPick.h"
+#include "mtm/profiler/ClearCost.h"
 #include "mtm/profiler/PfnNodeMap.h"
 #include "mtm/profiler/Source.h"
 
@@ -107,8 +108,8 @@ class AbitSource final : public Source {
     std::mt19937_64 rng;
   };
 
-  // One walk: the bits of the pending sample (observed), and which of `next` sit in THPs; then
-  // `next` cleared (a THP as one whole 2 MiB range) and pending.
+  // One walk: the bits of the pending sample (observed), and those of `next`; then the pages of
+  // `next` whose bit is set cleared (a THP as one whole 2 MiB range), and all of `next` pending.
   Status readAndClear(int pid, Target& t, RegionSet& regions, const std::vector<uint64_t>& next) {
     std::vector<uint64_t> addrs = t.pending;
     addrs.insert(addrs.end(), next.begin(), next.end());
@@ -124,58 +125,37 @@ class AbitSource final : public Source {
       const Mapping mapping = !present ? Mapping::exact : (flags[i] & kAbitHuge) ? Mapping::pmd : Mapping::pte;
       regions.observe(t.pending[i], present && (flags[i] & kAbitAccessed), present ? nodes_.nodeOf(pfns[i]) : -1, mapping);
     }
-    std::vector<Range> ranges;
-    const size_t old = t.pending.size();
-    t.pending.clear();
-    std::set<uint64_t> huge;
-    for (size_t i = 0; i < next.size(); ++i) {
-      const uint8_t f = flags[old + i];
-      if (!(f & kAbitPresent)) {
-        t.pending.push_back(next[i]);  // not present: it reads as not accessed unless touched
-        continue;
-      }
-      if (f & kAbitHuge) {
-        const uint64_t head = next[i] & ~(kHuge - 1);
-        if (!huge.insert(head).second) continue;
-        ranges.push_back({head, head + kHuge});
-        t.pending.push_back(head);
-      } else {
-        ranges.push_back({next[i], next[i] + kPage});
-        t.pending.push_back(next[i]);
-      }
-    }
-    if (ranges.empty()) return {};
-    const auto iov = coalesce(std::move(ranges), regions);
+    SampleClear sample = sampleClear(next, flags.data() + t.pending.size());
+    t.pending = std::move(sample.pending);
+    if (sample.ranges.empty()) return {};
+    const auto iov = coalesce(std::move(sample.ranges), regions);
     uint64_t span = 0;
     for (const auto& v : iov) span += v.iov_len;
     const uint64_t t2 = threadCpuNs();
     auto cleared = clearAccessedBits(t.pidfd->get(), iov);
     if (!cleared) return std::move(cleared).takeError().context("pid " + std::to_string(pid));
-    MTM_DEBUG("abit pid={} read={} read_us={} clear_iovecs={} clear_mib={:.1f} clear_us={}", pid, addrs.size(), (t1 - t0) / 1000,
-              iov.size(), double(span) / double(1 << 20), (threadCpuNs() - t2) / 1000);
+    const uint64_t clearNs = threadCpuNs() - t2;
+    cost_.record(iov.size(), span, clearNs);
+    MTM_DEBUG("abit pid={} read={} read_us={} already_clear={} clear_iovecs={} clear_mib={:.1f} clear_us={} iovec_us={:.1f} mib_us={:.1f}",
+              pid, addrs.size(), (t1 - t0) / 1000, sample.alreadyClear, iov.size(), double(span) / double(1 << 20), clearNs / 1000,
+              cost_.iovecNs() / 1000, cost_.mibNs() / 1000);
     if (cleared->skipped > 0)
       MTM_DEBUG("abit pid={} madvise_refused={} (a hole or an unadvisable mapping: those bits stay set)", pid, cleared->skipped);
     return {};
   }
 
-  struct Range {
-    uint64_t start, end;
-    bool operator<(const Range& o) const { return start < o.start; }
-  };
-
-  // One iovec costs about as much as clearing 3 MiB of 4 KiB pages (a TLB flush on the CPUs
-  // that run the target; measured on the host and in the VM lab guests: ~25 us an iovec,
-  // ~0.03 us a 4 KiB page, ~0.1 us a THP): ranges closer than that become one iovec, gaps and
-  // all, and so do ranges with only THP-backed regions between them. Clearing a page that is
-  // not read next interval does no harm: only pages cleared are read.
-  static std::vector<iovec> coalesce(std::vector<Range> ranges, RegionSet& regions) {
-    constexpr uint64_t kMergeGap = 3ull << 20;
+  // Ranges closer than the gap that costs as much to clear as an iovec (ClearCost: measured
+  // here, as the clears go) become one iovec, gaps and all, and so do ranges with only
+  // THP-backed regions between them (a PMD each). Clearing a page that is not read next interval
+  // does no harm: only pages cleared are read.
+  std::vector<iovec> coalesce(std::vector<PageRange> ranges, RegionSet& regions) const {
+    const uint64_t mergeGap = cost_.mergeGap();
     std::sort(ranges.begin(), ranges.end());
     std::vector<iovec> iov;
-    Range cur{0, 0};
+    PageRange cur{0, 0};
     for (const auto& r : ranges) {
       if (cur.end != 0) {
-        if (r.start <= cur.end + kMergeGap || onlyHugeBetween(regions, cur.end, r.start)) {
+        if (r.start <= cur.end + mergeGap || onlyHugeBetween(regions, cur.end, r.start)) {
           cur.end = std::max(cur.end, r.end);
           continue;
         }
@@ -198,6 +178,7 @@ class AbitSource final : public Source {
   }
 
   std::shared_ptr<AbitProgram> program_;
+  ClearCost cost_;
   std::map<int, Target> targets_;  // destroyed before the program (their watchers hold it too)
   PfnNodeMap nodes_;
 };

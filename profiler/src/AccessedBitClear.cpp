@@ -6,7 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <set>
 #include <string>
+
+#include "mtm/profiler/AbitScanner.h"
+#include "mtm/profiler/Regions.h"
 
 namespace mtm::profiler {
 namespace {
@@ -59,6 +63,24 @@ Result<ClearStats> clearAccessedBits(int pidfd, const std::vector<iovec>& ranges
     first = failed + 1;
   }
   return stats;
+}
+
+SampleClear sampleClear(const std::vector<uint64_t>& next, const uint8_t* flags) {
+  SampleClear out;
+  std::set<uint64_t> heads;
+  for (size_t i = 0; i < next.size(); ++i) {
+    const uint8_t f = flags[i];
+    const bool present = f & kAbitPresent, thp = present && (f & kAbitHuge);
+    const uint64_t page = thp ? next[i] & ~(kHuge - 1) : next[i];
+    if (thp && !heads.insert(page).second) continue;
+    out.pending.push_back(page);  // not present: it reads as not accessed unless touched
+    if (!present || !(f & kAbitAccessed)) {
+      out.alreadyClear += present;
+      continue;
+    }
+    out.ranges.push_back({page, page + (thp ? kHuge : kPage)});
+  }
+  return out;
 }
 
 }  // namespace mtm::profiler

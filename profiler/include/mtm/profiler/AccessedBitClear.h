@@ -22,6 +22,22 @@ struct ClearStats {
   uint64_t skipped = 0;  // ranges the kernel refused (cleared where they were mapped, or not at all)
 };
 
+struct PageRange {
+  uint64_t start, end;
+  bool operator<(const PageRange& o) const { return start < o.start; }
+};
+
+// Of a sample just read (`flags` from AbitScanner, one per address of `next`): what to read a
+// window later -- every address, a THP's once, by its head (its bit is the PMD's) -- and what to
+// clear now: only present pages whose bit is set (a THP whole). A clear bit needs no clearing:
+// the walk has just read it, and an access from now on sets it.
+struct SampleClear {
+  std::vector<uint64_t> pending;
+  std::vector<PageRange> ranges;
+  uint64_t alreadyClear = 0;  // present pages, or THPs, whose bit was clear
+};
+SampleClear sampleClear(const std::vector<uint64_t>& next, const uint8_t* flags);
+
 // Fails only when the process cannot be advised at all (gone, or no right: EPERM/ESRCH).
 Result<ClearStats> clearAccessedBits(int pidfd, const std::vector<iovec>& ranges);
 
