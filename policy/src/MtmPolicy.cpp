@@ -33,7 +33,8 @@ uint64_t covered(const profiler::RegionInfo& r, const std::vector<PhasePredictor
 // whole where half was covered, a 124 MiB region holding a 64 MiB group and most of another
 // went up, and the current phase's set went down to make it room before its phase ended).
 // Regions that cooling predictions cover by half rank as cold (at most `cold`): the room the
-// predicted group needs may come from them. Returns the bytes so raised.
+// predicted group needs may come from them (a watermark does not shed them: Planner). Returns
+// the bytes so raised.
 uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predictor, double cold) {
   uint64_t raised = 0;
   std::vector<profiler::RegionInfo> out;
@@ -44,7 +45,10 @@ uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predic
     const uint64_t predicted = covered(r, predictor.predictions(), &hotness, &confidence);
     if (predicted == 0 || hotness <= r.hotness) {
       out.push_back(r);
-      if (predicted < half && covered(r, predictor.coolings()) >= half) out.back().hotness = std::min(r.hotness, cold);
+      if (predicted < half && covered(r, predictor.coolings()) >= half) {
+        out.back().hotness = std::min(r.hotness, cold);
+        out.back().coolingPredicted = true;
+      }
       continue;
     }
     auto lift = [&](profiler::RegionInfo part) {

@@ -171,7 +171,7 @@ void Planner::promote(size_t i) {
     const uint64_t size = start == r.start ? promotedBytes(r) : r.end - start;
     Transaction attempt = tx;
     const int64_t short_ = static_cast<int64_t>(size) - spare(attempt, to);
-    if ((short_ <= 0 || reserveRoom(attempt, to, short_, limit, true)) &&
+    if ((short_ <= 0 || reserveRoom(attempt, to, short_, limit, true, RoomFor::promotion)) &&
         reserve(attempt, {i, from, to, MoveKind::Promotion, start, r.end, hotPartOnly && start == r.start}) && pays(attempt)) {
       commit(attempt);
       return;
@@ -184,7 +184,7 @@ void Planner::promote(size_t i) {
     Transaction part = tx;
     const int64_t have = spare(part, to), could = have + demotable(part, to, limit);
     if (2 * could < static_cast<int64_t>(size)) continue;
-    if (could > have && !reserveRoom(part, to, could - have, limit, false)) continue;
+    if (could > have && !reserveRoom(part, to, could - have, limit, false, RoomFor::promotion)) continue;
     const int64_t room = spare(part, to);
     if (room <= 0) continue;
     // A room that holds the rest whole: the whole move was tried above and did not go.
@@ -199,13 +199,16 @@ void Planner::promote(size_t i) {
 }
 
 // Watermarks: a tier short of free memory sheds its coldest regions one tier down (to the next
-// lower tier with room), whatever the value: free memory is what the kernel needs.
+// lower tier with room), whatever the value: free memory is what the kernel needs. Not those
+// only predicted to cool: they make room for the memory predicted next, or stay (in the VM lab
+// the current phase's set, still read, was shed a few MiB an interval from 4 s before its end,
+// once the next set's promotion had taken tier 0 below its high watermark).
 void Planner::shedToWatermarks() {
   for (size_t t = 0; t + 1 < tiers_.tiers.size(); ++t) {
     const int64_t short_ = excess(state_, t);
     if (short_ <= 0) continue;
     Transaction tx = begin();
-    if (reserveRoom(tx, t, short_, config_.policy.coldThreshold, false)) commit(tx);
+    if (reserveRoom(tx, t, short_, config_.policy.coldThreshold, false, RoomFor::watermark)) commit(tx);
   }
 }
 
@@ -217,7 +220,7 @@ Planner::Transaction Planner::begin() const {
   return tx;
 }
 
-bool Planner::reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double limit, bool wholeOrNothing) const {
+bool Planner::reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double limit, bool wholeOrNothing, RoomFor why) const {
   const auto& c = candidates_[tier];
   size_t& at = tx.cursor[tier];
   if (c.regions.empty()) return false;
@@ -226,8 +229,8 @@ bool Planner::reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double li
   int64_t freed = 0;
   for (; at < end && freed < bytes; ++at) {
     const size_t i = c.regions[at];
-    if (planned_[i]) continue;
     const auto& r = snap_.regions[i];
+    if (planned_[i] || (why == RoomFor::watermark && r.coolingPredicted)) continue;
     const uint64_t start = demotedFrom(r, static_cast<uint64_t>(bytes - freed)), size = r.end - start;
     for (size_t down = tier + 1; down < tiers_.tiers.size(); ++down) {
       if (spare(tx, down) < static_cast<int64_t>(size)) continue;

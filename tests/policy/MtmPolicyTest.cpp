@@ -4,6 +4,7 @@
 
 #include "mtm/policy/MoveValue.h"
 #include "mtm/policy/MtmPolicy.h"
+#include "mtm/policy/Planner.h"
 
 using namespace mtm;
 using namespace mtm::policy;
@@ -899,4 +900,26 @@ TEST_CASE("a region bigger than all a tier can free fills what it can free, not 
   CHECK(up.end < s.regions[1].end);
   REQUIRE(plan.cuts.size() == 1);
   CHECK(plan.cuts[0].addr == up.end);
+}
+
+TEST_CASE("memory only predicted to cool makes room for a promotion -- never for a watermark", "[policy][predict]") {
+  const config::Config c = cfg();
+  MoveMemory memory(20);
+  Planner::ThpSet split;
+  profiler::RegionInfo cooling = region(0, 32, c.policy.coldThreshold, 0);
+  cooling.coolingPredicted = true;  // as MtmPolicy marks it: still read, its phase about to end
+  SECTION("a watermark: nothing is shed") {
+    profiler::Snapshot s;
+    s.regions = {cooling, region(100, 32, 0.9, 0)};
+    // 10 MiB free of 1024: below the high watermark, but the only cold region is predicted cold.
+    CHECK(Planner(c, s, tiers({{1024, 10}, {1024, 512}}), memory, split).run().moves.empty());
+  }
+  SECTION("a promotion: it goes down to make the room") {
+    profiler::Snapshot s;
+    s.regions = {cooling, region(100, 32, 0.9, 1)};
+    const auto plan = Planner(c, s, tiers({{1024, 40}, {1024, 512}}), memory, split).run();
+    REQUIRE(plan.moves.size() == 2);
+    CHECK((plan.moves[0].kind == MoveKind::Demotion && plan.moves[0].ranges[0].end == cooling.end));
+    CHECK(plan.moves[1].kind == MoveKind::Promotion);
+  }
 }

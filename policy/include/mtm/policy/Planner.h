@@ -68,9 +68,12 @@ class Planner {
   void shedToWatermarks();
 
   Transaction begin() const;
+  // What room is made for: a promotion may take a region only predicted to cool, a watermark
+  // does not (RegionInfo::coolingPredicted).
+  enum class RoomFor { promotion, watermark };
   // Reserves demotions out of `tier` of candidates at or below `limit` until `bytes` are free
   // there. `wholeOrNothing`: false, reserving nothing, when they cannot free that much.
-  bool reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double limit, bool wholeOrNothing) const;
+  bool reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double limit, bool wholeOrNothing, RoomFor why) const;
   bool reserve(Transaction& tx, Move move) const;  // false: over the budget
   // Bytes of `tier`'s candidates at or below `limit` not yet reserved (those planned otherwise
   // included: an upper bound).
