@@ -12,21 +12,24 @@ namespace {
 constexpr uint64_t kPage = kPageSize;
 constexpr uint64_t kThp = kThpSize;
 
-// The bytes of r that `runs` cover, and the highest hotness and confidence among them.
+// The bytes of r that `runs` cover, the highest hotness and confidence among them, and whether
+// all of them are ahead of their phase.
 uint64_t covered(const profiler::RegionInfo& r, const std::vector<PhasePredictor::Prediction>& runs, double* hotness = nullptr,
-                 double* confidence = nullptr) {
+                 double* confidence = nullptr, bool* ahead = nullptr) {
   uint64_t bytes = 0;
   for (const auto& p : runs) {  // chunk runs, few: a group's, per pending prediction
     if (p.pid != r.pid || p.end <= r.start || p.start >= r.end) continue;
     bytes += std::min(p.end, r.end) - std::max(p.start, r.start);
     if (hotness) *hotness = std::max(*hotness, p.hotness);
     if (confidence) *confidence = std::max(*confidence, p.confidence);
+    if (ahead) *ahead = *ahead && p.ahead;
   }
   return bytes;
 }
 
 // Regions that predictions cover (all but an eighth of them) take the hotness and confidence
-// their group showed when last hot, where that is more than their own. A region they cover in
+// their group showed when last hot, where that is more than their own; those covered only for
+// phases not begun yet are marked predictedAhead. A region they cover in
 // part is cut there, and the covered parts take it: the profiler merges cold memory that lies
 // together, and a predicted group's memory, cold until its phase, may lie in one region with
 // much else (in the VM lab, 64 MiB of a phase in one of 188 MiB was never moved ahead; lifted
@@ -42,7 +45,8 @@ uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predic
   for (const auto& r : snap.regions) {
     const uint64_t half = (r.end - r.start + 1) / 2;
     double hotness = 0, confidence = 0;
-    const uint64_t predicted = covered(r, predictor.predictions(), &hotness, &confidence);
+    bool ahead = true;
+    const uint64_t predicted = covered(r, predictor.predictions(), &hotness, &confidence, &ahead);
     if (predicted == 0 || hotness <= r.hotness) {
       out.push_back(r);
       if (predicted < half && covered(r, predictor.coolings()) >= half) {
@@ -51,14 +55,15 @@ uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predic
       }
       continue;
     }
-    auto lift = [&](profiler::RegionInfo part) {
+    auto lift = [&](profiler::RegionInfo part, bool partAhead) {
       part.hotness = hotness;
       part.confidence = std::max(part.confidence, confidence);
+      part.predictedAhead = partAhead;
       raised += part.end - part.start;
       out.push_back(part);
     };
     if (predicted >= r.end - r.start - (r.end - r.start) / 8) {  // all but a sliver: whole
-      lift(r);
+      lift(r, ahead);
       continue;
     }
     // The parts between the runs keep r's reading (not its THP skew: that was of all of r).
@@ -79,7 +84,7 @@ uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predic
       if (p.end <= at) continue;
       if (p.start > at) out.push_back(pieceOf(at, p.start));
       const uint64_t end = std::min(r.end, p.end);
-      lift(pieceOf(std::max(at, p.start), end));
+      lift(pieceOf(std::max(at, p.start), end), p.ahead);
       at = end;
     }
     if (at < r.end) out.push_back(pieceOf(at, r.end));

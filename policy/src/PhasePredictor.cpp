@@ -20,13 +20,13 @@ constexpr uint64_t kHintPatience = 8;    // ... and a hinted phase's groups: the
 // A hinted group never seen hot yet is predicted this far from hot_threshold to 1, with this confidence.
 constexpr double kHintedLift = 0.5, kHintedConfidence = 8;
 
-// Adds chunk c to `runs`, joining the last run when it ends where c begins.
-void appendRun(std::vector<PhasePredictor::Prediction>& runs, int pid, uint64_t c, double hotness, double confidence) {
+// Adds chunk c to `runs`, joining the last run when it ends where c begins and is alike.
+void appendRun(std::vector<PhasePredictor::Prediction>& runs, int pid, uint64_t c, double hotness, double confidence, bool ahead) {
   constexpr uint64_t kChunk = PhasePredictor::kChunkBytes;
-  if (!runs.empty() && runs.back().pid == pid && runs.back().end == c * kChunk)
+  if (!runs.empty() && runs.back().pid == pid && runs.back().end == c * kChunk && runs.back().ahead == ahead)
     runs.back().end += kChunk;
   else
-    runs.push_back({pid, c * kChunk, (c + 1) * kChunk, hotness, confidence});
+    runs.push_back({pid, c * kChunk, (c + 1) * kChunk, hotness, confidence, ahead});
 }
 
 }  // namespace
@@ -468,21 +468,21 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
     if (auto from = t.groups.find(p.from);
         from != t.groups.end() && from->second.active && from->second.durations > 0 && endsWithin(from->second, interval, p.giveUp))
       for (uint64_t c : from->second.members)
-        if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) appendRun(coolings_, pid, c, 0, 0);
-    predictUnseen(pid, t, t.groups.at(p.group));
+        if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) appendRun(coolings_, pid, c, 0, 0, false);
+    predictUnseen(pid, t, t.groups.at(p.group), true);
   }
   // A group whose episode began: its members not seen hot yet -- moved up ahead of it, or not
   // yet found by the checks -- count as hot until the horizon before its usual end, so that
   // memory moved up for it is not taken for the coldest there the moment the prediction is
   // met, and the rest of the group follows the part seen first.
   for (const auto& [id, g] : t.groups)
-    if (g.active && g.durations > 0 && double(interval + horizon_) < double(g.onset) + g.duration) predictUnseen(pid, t, g);
+    if (g.active && g.durations > 0 && double(interval + horizon_) < double(g.onset) + g.duration) predictUnseen(pid, t, g, false);
 }
 
-void PhasePredictor::predictUnseen(int pid, const Target& t, const Group& g) {
+void PhasePredictor::predictUnseen(int pid, const Target& t, const Group& g, bool ahead) {
   for (uint64_t c : g.members) {
     if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) continue;  // hot already: the plan has it
-    appendRun(predictions_, pid, c, g.hotness, g.confidence);
+    appendRun(predictions_, pid, c, g.hotness, g.confidence, ahead);
   }
 }
 

@@ -88,13 +88,17 @@ Plan Planner::run() {
   return std::move(plan_);
 }
 
-// One global ranking, hottest first by effective hotness.
+// One global ranking, hottest first by effective hotness -- memory seen hot before memory
+// predicted hot ahead of its phase: a prediction takes the room that is left.
 void Planner::rank() {
   hotness_.clear();
   for (const auto& r : snap_.regions) hotness_.push_back(effectiveHotness(r));
   order_.resize(snap_.regions.size());
   std::iota(order_.begin(), order_.end(), 0);
-  std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return hotness_[a] > hotness_[b]; });
+  std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
+    const bool aheadA = snap_.regions[a].predictedAhead, aheadB = snap_.regions[b].predictedAhead;
+    return aheadA != aheadB ? aheadB : hotness_[a] > hotness_[b];
+  });
   planned_.assign(snap_.regions.size(), false);
 }
 
@@ -112,10 +116,13 @@ void Planner::collectCandidates() {
     std::stable_sort(byTier[t].begin(), byTier[t].end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     auto& c = candidates_[t];
     c.bytesBefore.push_back(0);
+    c.aheadBytesBefore.push_back(0);
     for (const auto& [hotness, i] : byTier[t]) {
+      const auto& r = snap_.regions[i];
       c.regions.push_back(i);
       c.hotness.push_back(hotness);
-      c.bytesBefore.push_back(c.bytesBefore.back() + (snap_.regions[i].end - snap_.regions[i].start));
+      c.bytesBefore.push_back(c.bytesBefore.back() + (r.end - r.start));
+      c.aheadBytesBefore.push_back(c.aheadBytesBefore.back() + (r.predictedAhead ? r.end - r.start : 0));
     }
   }
 }
@@ -126,7 +133,11 @@ void Planner::collectCandidates() {
 // hotness, and a hot region checked less often than its neighbours (a smaller one) was swapped
 // out for one just as hot (VM lab: 8 MiB of the hot set sent down for a 66 MiB region's 8 MiB,
 // then held in tier 1 for its cooldown).
+// A region predicted hot ahead of its phase counts as lukewarm (midway between the thresholds):
+// after the cold, before the hot, the room memory seen hot needs may come from it (in the VM lab
+// a misprediction, moved up ahead, held tier 0 for 7 s while the phase's real set waited).
 double Planner::demotionHotness(const profiler::RegionInfo& r) const {
+  if (r.predictedAhead) return (config_.policy.coldThreshold + config_.policy.hotThreshold) / 2;
   const double hotness = std::clamp(r.hotness, 0.0, 1.0);
   if (hotness <= config_.policy.coldThreshold) return hotness;
   return std::min(1.0, hotness + hotnessError(r) / 2);
@@ -150,7 +161,7 @@ void Planner::promoteHot() {
       MTM_DEBUG(
           "plan hold pid={} range={:#x}-{:#x} hotness={:.2f} tier={}: no room that pays (tier 0: {:.1f} MiB spare, {:.1f} MiB demotable)",
           r.pid, r.start, r.end, r.hotness, r.tier, double(spare(state_, 0)) / double(1 << 20),
-          double(demotable(state_, 0, swapLimit(i))) / double(1 << 20));
+          double(demotable(state_, 0, swapLimit(i), r.predictedAhead ? RoomFor::predictedHot : RoomFor::seenHot)) / double(1 << 20));
   }
 }
 
@@ -165,13 +176,14 @@ void Planner::promote(size_t i) {
   const size_t from = static_cast<size_t>(r.tier);
   const bool hotPartOnly = splitsThp(r);  // a THP's hot part: never cut
   const double limit = swapLimit(i);
+  const RoomFor why = r.predictedAhead ? RoomFor::predictedHot : RoomFor::seenHot;
   Transaction tx = begin();
   uint64_t start = r.start;
   for (size_t to = 0; to < from; ++to) {
     const uint64_t size = start == r.start ? promotedBytes(r) : r.end - start;
     Transaction attempt = tx;
     const int64_t short_ = static_cast<int64_t>(size) - spare(attempt, to);
-    if ((short_ <= 0 || reserveRoom(attempt, to, short_, limit, true, RoomFor::promotion)) &&
+    if ((short_ <= 0 || reserveRoom(attempt, to, short_, limit, true, why)) &&
         reserve(attempt, {i, from, to, MoveKind::Promotion, start, r.end, hotPartOnly && start == r.start}) && pays(attempt)) {
       commit(attempt);
       return;
@@ -182,9 +194,9 @@ void Planner::promote(size_t i) {
     // otherwise wait for it forever.
     if (hotPartOnly) continue;
     Transaction part = tx;
-    const int64_t have = spare(part, to), could = have + demotable(part, to, limit);
+    const int64_t have = spare(part, to), could = have + demotable(part, to, limit, why);
     if (2 * could < static_cast<int64_t>(size)) continue;
-    if (could > have && !reserveRoom(part, to, could - have, limit, false, RoomFor::promotion)) continue;
+    if (could > have && !reserveRoom(part, to, could - have, limit, false, why)) continue;
     const int64_t room = spare(part, to);
     if (room <= 0) continue;
     // A room that holds the rest whole: the whole move was tried above and did not go.
@@ -230,7 +242,9 @@ bool Planner::reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double li
   for (; at < end && freed < bytes; ++at) {
     const size_t i = c.regions[at];
     const auto& r = snap_.regions[i];
-    if (planned_[i] || (why == RoomFor::watermark && r.coolingPredicted)) continue;
+    if (planned_[i] || (why == RoomFor::watermark && (r.coolingPredicted || r.predictedAhead)) ||
+        (why == RoomFor::predictedHot && r.predictedAhead))
+      continue;
     const uint64_t start = demotedFrom(r, static_cast<uint64_t>(bytes - freed)), size = r.end - start;
     for (size_t down = tier + 1; down < tiers_.tiers.size(); ++down) {
       if (spare(tx, down) < static_cast<int64_t>(size)) continue;
@@ -252,12 +266,14 @@ uint64_t Planner::demotedFrom(const profiler::RegionInfo& r, uint64_t need) cons
   return cut > r.start && r.end - cut <= (r.end - r.start) / 2 ? cut : r.start;
 }
 
-int64_t Planner::demotable(const Transaction& tx, size_t tier, double limit) const {
+int64_t Planner::demotable(const Transaction& tx, size_t tier, double limit, RoomFor why) const {
   const auto& c = candidates_[tier];
   if (c.regions.empty()) return 0;
   const size_t at = tx.cursor[tier];
   const size_t end = static_cast<size_t>(std::upper_bound(c.hotness.begin(), c.hotness.end(), limit) - c.hotness.begin());
-  return end > at ? static_cast<int64_t>(c.bytesBefore[end] - c.bytesBefore[at]) : 0;
+  if (end <= at) return 0;
+  const uint64_t ahead = why == RoomFor::predictedHot ? c.aheadBytesBefore[end] - c.aheadBytesBefore[at] : 0;
+  return static_cast<int64_t>(c.bytesBefore[end] - c.bytesBefore[at] - ahead);
 }
 
 bool Planner::reserve(Transaction& tx, Move move) const {
@@ -268,7 +284,10 @@ bool Planner::reserve(Transaction& tx, Move move) const {
   tx.budget -= pages;
   tx.free[move.from] += static_cast<int64_t>(bytes);
   tx.free[move.to] -= static_cast<int64_t>(bytes);
-  tx.gainNs += value_.accessGainNs(hotness_[move.region], bytes, move.from, move.to);
+  // A demotion of memory predicted ahead loses what it counts as when it goes down, not the
+  // raised hotness.
+  const double hotness = move.kind == MoveKind::Demotion && r.predictedAhead ? demotionHotness(r) : hotness_[move.region];
+  tx.gainNs += value_.accessGainNs(hotness, bytes, move.from, move.to);
   tx.costNs += value_.copyCostNs(bytes);
   tx.moves.push_back(move);
   return true;

@@ -422,11 +422,20 @@ TEST_CASE("predictor: once a group's episode began its members not seen hot yet 
   uint64_t now = 0;
   run(p, {0, 1, 2, 0, 1, 2}, 10, &now);
   const auto a = groupRegion(0, 0, 1);
+  // The end of C's phase: A is predicted ahead of its phase.
+  REQUIRE(predicts(p, 0));
+  for (const auto& x : p.predictions())
+    if (x.start < a.end && x.end > a.start) CHECK(x.ahead);
   const uint64_t mid = a.start + (a.end - a.start) / 2;
+  bool aheadOnA = false;
   auto secondHalfPredicted = [&] {
     uint64_t covered = 0;
+    aheadOnA = false;
     for (const auto& x : p.predictions())
-      if (x.pid == kPid && x.start < a.end && x.end > mid) covered += std::min(x.end, a.end) - std::max(x.start, mid);
+      if (x.pid == kPid && x.start < a.end && x.end > mid) {
+        covered += std::min(x.end, a.end) - std::max(x.start, mid);
+        aheadOnA = aheadOnA || x.ahead;
+      }
     return covered == a.end - mid;
   };
   for (uint64_t i = 0; i < 10; ++i, ++now) {
@@ -438,6 +447,7 @@ TEST_CASE("predictor: once a group's episode began its members not seen hot yet 
     p.observe(s);
     INFO("interval " << i << " of A's phase");
     CHECK(secondHalfPredicted() == (i < 8));
+    if (i > 0) CHECK_FALSE(aheadOnA);  // its onset seen: predicted as a begun episode's, no longer ahead
   }
 }
 

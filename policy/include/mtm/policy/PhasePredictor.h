@@ -77,6 +77,8 @@ class PhasePredictor {
     int pid = 0;
     uint64_t start = 0, end = 0;  // one chunk run
     double hotness = 0, confidence = 0;
+    // For a group whose episode has not begun (else: an active group's members not seen hot yet).
+    bool ahead = false;
   };
   struct Stats {
     uint64_t groups = 0;          // now
@@ -171,8 +173,8 @@ class PhasePredictor {
   uint64_t bytesOf(const Group& g) const { return g.members.size() * kChunkBytes; }
   // A prediction of `group` from now until `patience` intervals past `expected`.
   void expect(Target& t, uint32_t group, uint64_t expected, uint64_t patience, uint32_t from);
-  // Adds g's members not hot now to this interval's predictions.
-  void predictUnseen(int pid, const Target& t, const Group& g);
+  // Adds g's members not hot now to this interval's predictions (`ahead`: g has not begun).
+  void predictUnseen(int pid, const Target& t, const Group& g, bool ahead);
 
   const double hotThreshold_;
   const double coldThreshold_;

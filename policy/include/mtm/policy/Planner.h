@@ -57,8 +57,9 @@ class Planner {
   };
   struct Candidates {  // a tier's demotion candidates, coldest first
     std::vector<size_t> regions;
-    std::vector<double> hotness;        // demotionHotness(), ascending
-    std::vector<uint64_t> bytesBefore;  // bytes of regions[0..k), one more entry than regions
+    std::vector<double> hotness;             // demotionHotness(), ascending
+    std::vector<uint64_t> bytesBefore;       // bytes of regions[0..k), one more entry than regions
+    std::vector<uint64_t> aheadBytesBefore;  // the same, of regions predicted ahead only
   };
 
   void rank();
@@ -68,16 +69,17 @@ class Planner {
   void shedToWatermarks();
 
   Transaction begin() const;
-  // What room is made for: a promotion may take a region only predicted to cool, a watermark
-  // does not (RegionInfo::coolingPredicted).
-  enum class RoomFor { promotion, watermark };
+  // What room is made for: memory seen hot, memory predicted hot (predictedAhead), or a
+  // watermark. Regions predicted to cool give room to either promotion; regions predicted ahead
+  // only to memory seen hot; a watermark sheds neither (RegionInfo).
+  enum class RoomFor { seenHot, predictedHot, watermark };
   // Reserves demotions out of `tier` of candidates at or below `limit` until `bytes` are free
   // there. `wholeOrNothing`: false, reserving nothing, when they cannot free that much.
   bool reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double limit, bool wholeOrNothing, RoomFor why) const;
   bool reserve(Transaction& tx, Move move) const;  // false: over the budget
-  // Bytes of `tier`'s candidates at or below `limit` not yet reserved (those planned otherwise
-  // included: an upper bound).
-  int64_t demotable(const Transaction& tx, size_t tier, double limit) const;
+  // Bytes of `tier`'s candidates at or below `limit` not yet reserved that may make room `why`
+  // (those planned otherwise included: an upper bound).
+  int64_t demotable(const Transaction& tx, size_t tier, double limit, RoomFor why) const;
   uint64_t demotedFrom(const profiler::RegionInfo& r, uint64_t need) const;
   bool pays(const Transaction& tx) const;
   void commit(Transaction& tx);

@@ -21,9 +21,12 @@ struct RegionInfo {
   // region's eighths are accessed, 0 (even) .. 0.875 (one eighth); -1 when too few samples say.
   double skew = -1;
   uint8_t hotEighths = 0;  // bit i: eighth i saw at least half the mean share of samples
-  // Set by the policy's phase predictor, not the profiler: expected to cool before the memory
-  // predicted next is needed, its hotness lowered to cold_threshold at most for the plan.
+  // Set by the policy's phase predictor, not the profiler. coolingPredicted: expected to cool
+  // before the memory predicted next is needed, its hotness lowered to cold_threshold at most.
+  // predictedAhead: its hotness raised for a phase that has not begun (Planner: it gives way to
+  // memory seen hot).
   bool coolingPredicted = false;
+  bool predictedAhead = false;
 };
 
 struct Snapshot {
