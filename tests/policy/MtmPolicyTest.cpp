@@ -49,6 +49,15 @@ config::Config cfg() {
   return c;
 }
 
+// One plan of the planner alone, on a fresh memory (the predictor's marks set by hand).
+Plan planOnce(std::vector<profiler::RegionInfo> regions, const config::TierMap& tierMap) {
+  MoveMemory memory(20);
+  Planner::ThpSet split;
+  profiler::Snapshot s;
+  s.regions = std::move(regions);
+  return Planner(cfg(), s, tierMap, memory, split).run();
+}
+
 }  // namespace
 
 TEST_CASE("a hot region in tier 3 goes straight to tier 0", "[policy]") {
@@ -904,20 +913,14 @@ TEST_CASE("a region bigger than all a tier can free fills what it can free, not 
 
 TEST_CASE("memory only predicted to cool makes room for a promotion -- never for a watermark", "[policy][predict]") {
   const config::Config c = cfg();
-  MoveMemory memory(20);
-  Planner::ThpSet split;
   profiler::RegionInfo cooling = region(0, 32, c.policy.coldThreshold, 0);
   cooling.coolingPredicted = true;  // as MtmPolicy marks it: still read, its phase about to end
   SECTION("a watermark: nothing is shed") {
-    profiler::Snapshot s;
-    s.regions = {cooling, region(100, 32, 0.9, 0)};
     // 10 MiB free of 1024: below the high watermark, but the only cold region is predicted cold.
-    CHECK(Planner(c, s, tiers({{1024, 10}, {1024, 512}}), memory, split).run().moves.empty());
+    CHECK(planOnce({cooling, region(100, 32, 0.9, 0)}, tiers({{1024, 10}, {1024, 512}})).moves.empty());
   }
   SECTION("a promotion: it goes down to make the room") {
-    profiler::Snapshot s;
-    s.regions = {cooling, region(100, 32, 0.9, 1)};
-    const auto plan = Planner(c, s, tiers({{1024, 40}, {1024, 512}}), memory, split).run();
+    const auto plan = planOnce({cooling, region(100, 32, 0.9, 1)}, tiers({{1024, 40}, {1024, 512}}));
     REQUIRE(plan.moves.size() == 2);
     CHECK((plan.moves[0].kind == MoveKind::Demotion && plan.moves[0].ranges[0].end == cooling.end));
     CHECK(plan.moves[1].kind == MoveKind::Promotion);
@@ -925,45 +928,35 @@ TEST_CASE("memory only predicted to cool makes room for a promotion -- never for
 }
 
 TEST_CASE("memory seen hot takes the room of memory predicted ahead of its phase -- another prediction does not", "[policy][predict]") {
-  const config::Config c = cfg();
-  MoveMemory memory(20);
-  Planner::ThpSet split;
   profiler::RegionInfo ahead = region(0, 32, 1.0, 0);  // raised by a prediction, on top already
   ahead.predictedAhead = true;
   // Tier 0: 20 MiB spare; the promotion needs 32.
   const auto topFull = tiers({{1024, 41}, {1024, 512}});
   SECTION("a region seen hot: the prediction goes down for it") {
-    profiler::Snapshot s;
-    s.regions = {ahead, region(100, 32, 0.9, 1)};
-    const auto plan = Planner(c, s, topFull, memory, split).run();
+    const auto seen = region(100, 32, 0.9, 1);
+    const auto plan = planOnce({ahead, seen}, topFull);
     REQUIRE(plan.moves.size() == 2);
     CHECK((plan.moves[0].kind == MoveKind::Demotion && plan.moves[0].ranges[0].end == ahead.end));
-    CHECK((plan.moves[1].kind == MoveKind::Promotion && plan.moves[1].ranges[0].start == s.regions[1].start));
+    CHECK((plan.moves[1].kind == MoveKind::Promotion && plan.moves[1].ranges[0].start == seen.start));
   }
   SECTION("another region predicted ahead: it fills the spare room, and takes no prediction's place") {
-    profiler::Snapshot s;
     profiler::RegionInfo next = region(100, 32, 1.0, 1);
     next.predictedAhead = true;
-    s.regions = {ahead, next};
-    const auto plan = Planner(c, s, topFull, memory, split).run();
+    const auto plan = planOnce({ahead, next}, topFull);
     REQUIRE(plan.moves.size() == 1);
     CHECK(plan.moves[0].kind == MoveKind::Promotion);
     CHECK(plan.moves[0].ranges[0].end - plan.moves[0].ranges[0].start <= 20 * kMiB);
   }
   SECTION("a watermark does not shed it") {
-    profiler::Snapshot s;
-    s.regions = {ahead, region(100, 32, 0.9, 0)};
-    CHECK(Planner(c, s, tiers({{1024, 10}, {1024, 512}}), memory, split).run().moves.empty());
+    CHECK(planOnce({ahead, region(100, 32, 0.9, 0)}, tiers({{1024, 10}, {1024, 512}})).moves.empty());
   }
   SECTION("seen hot first: with room for one, memory seen hot gets it, however sure the prediction") {
-    profiler::Snapshot s;
     profiler::RegionInfo next = region(100, 32, 1.0, 1);
     next.predictedAhead = true;
     next.confidence = 1000;
     profiler::RegionInfo seen = region(200, 32, 0.9, 1);
     seen.confidence = 10;
-    s.regions = {next, seen};
-    const auto plan = Planner(c, s, tiers({{1024, 60}, {1024, 512}}), memory, split).run();
+    const auto plan = planOnce({next, seen}, tiers({{1024, 60}, {1024, 512}}));
     REQUIRE(plan.moves.size() == 1);
     CHECK(plan.moves[0].ranges[0].start == seen.start);
   }
