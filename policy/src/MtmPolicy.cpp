@@ -31,12 +31,12 @@ uint64_t covered(const profiler::RegionInfo& r, const std::vector<PhasePredictor
 // their group showed when last hot, where that is more than their own; those covered only for
 // phases not begun yet are marked predictedAhead. A region they cover in part is cut there, and
 // the covered parts take it: the profiler merges cold memory that lies together, and a
-// predicted group's memory, cold until its phase, may lie in one region with much else (in the VM lab, 64 MiB of a phase in one of 188 MiB was never moved ahead; lifted
-// whole where half was covered, a 124 MiB region holding a 64 MiB group and most of another
-// went up, and the current phase's set went down to make it room before its phase ended).
-// Regions that cooling predictions cover by half rank as cold (at most `cold`): the room the
-// predicted group needs may come from them (a watermark does not shed them: Planner). Returns
-// the bytes so raised.
+// predicted group's memory, cold until its phase, may lie in one region with much else (in the
+// VM lab, 64 MiB of a phase in one of 188 MiB was never moved ahead; lifted whole where half
+// was covered, a 124 MiB region holding a 64 MiB group and most of another went up, and the
+// current phase's set went down to make it room before its phase ended). Regions that cooling
+// predictions cover by half rank as cold (at most `cold`): the room the predicted group needs
+// may come from them (a watermark does not shed them: Planner). Returns the bytes so raised.
 uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predictor, double cold) {
   uint64_t raised = 0;
   std::vector<profiler::RegionInfo> out;
