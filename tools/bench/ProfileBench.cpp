@@ -34,15 +34,19 @@ int main(int argc, char** argv) {
   CLI::App app{"mtm-bench-profile: precision and recall of hot 2 MiB regions at a CPU budget, mtm vs DAMON vaddr", "mtm-bench-profile"};
   std::string size = "1G", budget = "1%", json;
   bool thp = false, withDamon = true;
-  double hotFraction = 0.1, phaseSeconds = 10;
+  double hotFraction = 0.1, phaseSeconds = 10, trickle = 0;
   int phases = 4;
-  uint32_t intervalMs = 1000;
+  uint32_t intervalMs = 1000, windowMs = config::defaultConfig().profiler.abitWindowMs;
   app.add_option("--size", size, "Workload size (default 1G)");
   app.add_flag("--thp", thp, "Back the workload with THPs");
   app.add_option("--hot-fraction", hotFraction, "Fraction of 2 MiB regions hot per phase (default 0.1)");
   app.add_option("--phases", phases, "Phases (default 4)");
   app.add_option("--phase-seconds", phaseSeconds, "Seconds per phase (default 10)");
   app.add_option("--interval-ms", intervalMs, "Profiling interval (default 1000)");
+  app.add_option("--window-ms", windowMs, "Accessed bits read this long after clearing (profiler.abit_window_ms; default 100)")
+      ->check(CLI::Range(0u, 60000u));
+  app.add_option("--trickle", trickle, "The cold majority read at a trickle: F x the hot pages a pass (mtm-test-hotset; default 0)")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--budget", budget, "mtm's CPU budget (default 1%)");
   app.add_flag("!--no-damon", withDamon, "Do not run DAMON beside mtm");
   uint64_t damonSampleUs = 20000;
@@ -54,6 +58,11 @@ int main(int argc, char** argv) {
   config::Config cfg = config::defaultConfig();
   cfg.profiler.sources = {"ebpf_abit"};
   cfg.profiler.intervalMs = intervalMs;
+  cfg.profiler.abitWindowMs = windowMs;
+  if (windowMs >= intervalMs) {
+    std::fprintf(stderr, "mtm-bench-profile: --window-ms %u must be less than --interval-ms %u\n", windowMs, intervalMs);
+    return 2;
+  }
   cfg.profiler.budget = parsePercent(budget).valueOr(0.01);
   const std::string dir = std::filesystem::path(std::filesystem::read_symlink("/proc/self/exe")).parent_path();
   const std::string truthPath = "/tmp/mtm-bench-profile." + std::to_string(getpid()) + ".truth";
@@ -75,6 +84,7 @@ int main(int argc, char** argv) {
                                   "--ready",
                                   readyPath};
     if (thp) args.push_back("--thp");
+    if (trickle > 0) args.insert(args.end(), {"--trickle", std::to_string(trickle)});
     std::vector<char*> av;
     for (auto& a : args) av.push_back(a.data());
     av.push_back(nullptr);
@@ -111,8 +121,9 @@ int main(int argc, char** argv) {
   }
 
   char title[256];
-  std::snprintf(title, sizeof title, "mtm profiling quality: %s %s workload, %.0f%% hot, %d phases of %.0f s, interval %u ms", size.c_str(),
-                thp ? "THP" : "4 KiB-page", hotFraction * 100, phases, phaseSeconds, intervalMs);
+  std::snprintf(title, sizeof title,
+                "mtm profiling quality: %s %s workload, %.0f%% hot, trickle %g, %d phases of %.0f s, interval %u ms, window %u ms",
+                size.c_str(), thp ? "THP" : "4 KiB-page", hotFraction * 100, trickle, phases, phaseSeconds, intervalMs, windowMs);
   bench::BenchReport report(title, {{"interval", "", 8, 0},
                                     {"phase", "", 5, 0},
                                     {"since", "s", 5, 1},
