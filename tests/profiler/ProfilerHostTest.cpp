@@ -258,3 +258,24 @@ TEST_CASE("mtmctl profile records intervals that mtmctl heatmap draws", "[profil
   CHECK(dead.exitCode == 1);
   CHECK(dead.err.find("pid 999999") != std::string::npos);
 }
+
+TEST_CASE("a check reads a whole window after its clear even when the prime ran late", "[profiler][host]") {
+  MTM_REQUIRE_ROOT("the accessed-bit source");
+  test::TempDir dir;
+  const std::string ready = dir.path() + "/ready";
+  test::ChildProcess workload({test::bin("mtm-test-hotset"), "--size", "64M", "--hot-fraction", "0.1", "--phases", "1", "--phase-seconds",
+                               "30", "--truth", dir.path() + "/truth", "--ready", ready},
+                              dir.path() + "/log");
+  REQUIRE(!test::waitForFile(ready, 60).empty());
+  config::Config cfg = abitConfig();
+  cfg.profiler.abitWindowMs = 150;
+  auto prof = profiler::Profiler::create(cfg);
+  REQUIRE(prof.ok());
+  REQUIRE((*prof)->addTarget(workload.pid()).ok());
+  (void)(*prof)->runInterval();
+  // Called with no lead at all, as when a prime takes longer than the last: the read waits.
+  (*prof)->prime();
+  const auto primed = std::chrono::steady_clock::now();
+  (void)(*prof)->runInterval();
+  CHECK(std::chrono::steady_clock::now() - primed >= std::chrono::milliseconds(cfg.profiler.abitWindowMs));
+}

@@ -47,6 +47,8 @@ class Profiler {
   void prime();
   // How long before runInterval() to call prime(): profiler.abit_window_ms plus what the last
   // prime() took (it clears as it goes); zero when no active source primes or the window is 0.
+  // A prime() that takes longer than the last makes the next runInterval() wait until the
+  // window has passed since it finished: no check reads less than the window.
   std::chrono::milliseconds primeLead() const;
 
   const std::vector<std::string>& activeSources() const { return names_; }
@@ -79,6 +81,7 @@ class Profiler {
   uint64_t startNs_ = 0;
   uint64_t primeCpuNs_ = 0;   // spent by prime() since the last interval
   uint64_t primeWallNs_ = 0;  // how long the last prime() took
+  uint64_t primeEndNs_ = 0;   // when the last prime() finished (CLOCK_MONOTONIC), until read
 };
 
 }  // namespace mtm::profiler
