@@ -16,7 +16,6 @@ namespace mtm::profiler {
 namespace {
 
 constexpr size_t kIovMax = 1024;  // UIO_MAXIOV
-constexpr uint64_t kHugeBytes = 2ull << 20;
 
 // The ranges cut so that none exceeds kMaxClearBytes; every cut on a 2 MiB boundary, so that no
 // piece ends inside a THP.
@@ -26,7 +25,7 @@ std::vector<iovec> pieces(const std::vector<iovec>& ranges) {
   for (const auto& r : ranges) {
     uint64_t start = reinterpret_cast<uint64_t>(r.iov_base), end = start + r.iov_len;
     while (end - start > kMaxClearBytes) {
-      const uint64_t cut = (start + kMaxClearBytes) & ~(kHugeBytes - 1);
+      const uint64_t cut = (start + kMaxClearBytes) & ~(kHuge - 1);
       out.push_back({reinterpret_cast<void*>(start), cut - start});
       start = cut;
     }
