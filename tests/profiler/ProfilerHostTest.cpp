@@ -34,12 +34,9 @@ struct Profiled {
 // descheduled through one), the profiler's quality is what it finds over several.
 constexpr int kScoredIntervals = 5;
 
-// Profiles a 256 MiB mtm-test-hotset (one phase, `extra` arguments added) with the accessed-bit
-// source for `intervals` intervals, primed as mtmd primes it, and scores the hot regions of each
-// of the last kScoredIntervals against the workload's truth.
-Profiled profileHotSet(const std::vector<std::string>& extra, const config::Config& cfg, int intervals) {
-  test::TempDir dir;
-  const std::string truthFile = dir.path() + "/truth", ready = dir.path() + "/ready";
+// mtm-test-hotset's arguments for one 60 s phase of 256 MiB, a tenth hot, its truth and ready
+// files in `dir`, `extra` added.
+std::vector<std::string> hotSetArgs(const test::TempDir& dir, const std::vector<std::string>& extra) {
   std::vector<std::string> args{test::bin("mtm-test-hotset"),
                                 "--size",
                                 "256M",
@@ -50,12 +47,21 @@ Profiled profileHotSet(const std::vector<std::string>& extra, const config::Conf
                                 "--phase-seconds",
                                 "60",
                                 "--truth",
-                                truthFile,
+                                dir.path() + "/truth",
                                 "--ready",
-                                ready};
+                                dir.path() + "/ready"};
   args.insert(args.end(), extra.begin(), extra.end());
-  test::ChildProcess workload(args, dir.path() + "/log");
-  REQUIRE(!test::waitForFile(ready, 60).empty());
+  return args;
+}
+
+// Profiles a 256 MiB mtm-test-hotset (one phase, `extra` arguments added) with the accessed-bit
+// source for `intervals` intervals, primed as mtmd primes it, and scores the hot regions of each
+// of the last kScoredIntervals against the workload's truth.
+Profiled profileHotSet(const std::vector<std::string>& extra, const config::Config& cfg, int intervals) {
+  test::TempDir dir;
+  const std::string truthFile = dir.path() + "/truth";
+  test::ChildProcess workload(hotSetArgs(dir, extra), dir.path() + "/log");
+  REQUIRE(!test::waitForFile(dir.path() + "/ready", 60).empty());
   auto prof = profiler::Profiler::create(cfg);
   REQUIRE(prof.ok());
   REQUIRE((*prof)->addTarget(workload.pid()).ok());
@@ -262,11 +268,8 @@ TEST_CASE("mtmctl profile records intervals that mtmctl heatmap draws", "[profil
 TEST_CASE("a check reads a whole window after its clear even when the prime ran late", "[profiler][host]") {
   MTM_REQUIRE_ROOT("the accessed-bit source");
   test::TempDir dir;
-  const std::string ready = dir.path() + "/ready";
-  test::ChildProcess workload({test::bin("mtm-test-hotset"), "--size", "64M", "--hot-fraction", "0.1", "--phases", "1", "--phase-seconds",
-                               "30", "--truth", dir.path() + "/truth", "--ready", ready},
-                              dir.path() + "/log");
-  REQUIRE(!test::waitForFile(ready, 60).empty());
+  test::ChildProcess workload(hotSetArgs(dir, {}), dir.path() + "/log");
+  REQUIRE(!test::waitForFile(dir.path() + "/ready", 60).empty());
   config::Config cfg = abitConfig();
   cfg.profiler.abitWindowMs = 150;
   auto prof = profiler::Profiler::create(cfg);
