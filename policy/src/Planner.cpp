@@ -161,7 +161,7 @@ void Planner::promoteHot() {
       MTM_DEBUG(
           "plan hold pid={} range={:#x}-{:#x} hotness={:.2f} tier={}: no room that pays (tier 0: {:.1f} MiB spare, {:.1f} MiB demotable)",
           r.pid, r.start, r.end, r.hotness, r.tier, double(spare(state_, 0)) / double(1 << 20),
-          double(demotable(state_, 0, swapLimit(i), r.predictedAhead ? RoomFor::predictedHot : RoomFor::seenHot)) / double(1 << 20));
+          double(demotable(state_, 0, swapLimit(i), roomFor(r))) / double(1 << 20));
   }
 }
 
@@ -176,7 +176,7 @@ void Planner::promote(size_t i) {
   const size_t from = static_cast<size_t>(r.tier);
   const bool hotPartOnly = splitsThp(r);  // a THP's hot part: never cut
   const double limit = swapLimit(i);
-  const RoomFor why = r.predictedAhead ? RoomFor::predictedHot : RoomFor::seenHot;
+  const RoomFor why = roomFor(r);
   Transaction tx = begin();
   uint64_t start = r.start;
   for (size_t to = 0; to < from; ++to) {

@@ -73,6 +73,9 @@ class Planner {
   // watermark. Regions predicted to cool give room to either promotion; regions predicted ahead
   // only to memory seen hot; a watermark sheds neither (RegionInfo).
   enum class RoomFor { seenHot, predictedHot, watermark };
+  static RoomFor roomFor(const profiler::RegionInfo& promoted) {
+    return promoted.predictedAhead ? RoomFor::predictedHot : RoomFor::seenHot;
+  }
   // Reserves demotions out of `tier` of candidates at or below `limit` until `bytes` are free
   // there. `wholeOrNothing`: false, reserving nothing, when they cannot free that much.
   bool reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double limit, bool wholeOrNothing, RoomFor why) const;
