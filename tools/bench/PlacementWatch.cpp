@@ -172,10 +172,13 @@ int scoreRecording(const std::string& path, const std::string& truthFile, uint64
 void keepOutOfTopTier(const config::TierMap& tiers) {
   if (tiers.tiers.size() < 2) return;
   unsigned long slowest = 0, all = 0;
-  for (int node : tiers.tiers.back().nodes) slowest |= 1ul << node;
+  const unsigned long maxNode = sizeof(unsigned long) * 8;  // one word of nodes: the VM lab has 4
+  for (int node : tiers.tiers.back().nodes)
+    if (unsigned(node) < maxNode) slowest |= 1ul << node;
   for (const auto& t : tiers.tiers)
-    for (int node : t.nodes) all |= 1ul << node;
-  const unsigned long maxNode = sizeof(unsigned long) * 8;
+    for (int node : t.nodes)
+      if (unsigned(node) < maxNode) all |= 1ul << node;
+  if (slowest == 0) return;
   if (::set_mempolicy(MPOL_BIND, &slowest, maxNode) != 0 || ::migrate_pages(0, maxNode, &all, &slowest) < 0)
     std::fprintf(stderr, "# watcher memory stays where it is: %s\n", std::strerror(errno));
 }
@@ -208,12 +211,18 @@ int main(int argc, char** argv) {
   }
   if (!recordFile.empty()) return scoreRecording(recordFile, truthFile, *size, pid, configFile);
   KernelFs fs("/");
-  auto topo = config::discoverTopology(fs);
-  if (!topo) return std::fprintf(stderr, "%s\n", topo.error().message().c_str()), 1;
-  auto tiers = config::buildTierMap(*topo, config::TiersConfig{});
+  auto readTiers = [&]() -> Result<config::TierMap> {
+    auto topo = config::discoverTopology(fs);
+    if (!topo) return std::move(topo).takeError();
+    return config::buildTierMap(*topo, config::TiersConfig{});
+  };
+  auto tiers = readTiers();
+  if (tiers) {
+    keepOutOfTopTier(*tiers);
+    tiers = readTiers();  // the free memory after the move
+  }
   if (!tiers) return std::fprintf(stderr, "%s\n", tiers.error().message().c_str()), 1;
 
-  keepOutOfTopTier(*tiers);
   // The top tier's room for the workload: free now less the kernel's reserve, plus what of the
   // workload is there already at the first sample (a tiering system may have begun moving).
   const auto& top = tiers->tiers.front();
