@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "mtm/Log.h"
 
@@ -453,12 +454,14 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
     for (const auto& s : last->successors) phases[s.seen] = std::max(phases[s.seen], s.weight);
     double total = 0;
     for (const auto& [_, weight] : phases) total += weight;
+    std::optional<bool> known;
     for (const auto& s : last->successors) {
       if (s.weight < minConfidence_ * total || !t.groups.count(s.group)) continue;
       const uint64_t expected = lastOnset + static_cast<uint64_t>(std::llround(s.lagMean));
       const auto spread = static_cast<uint64_t>(std::llround(2 * s.lagDev));
-      if (interval + horizon_ + spread >= expected && interval <= expected + spread)
-        expect(t, s.group, expected, std::max(kMinPatience, static_cast<uint64_t>(s.lagMean / 2)) + spread, lastGroup);
+      if (interval + horizon_ + spread < expected || interval > expected + spread) continue;
+      if (!known) known = knowsPhase(t, lastOnset);  // a walk over the chunks: only when a prediction is due
+      if (*known) expect(t, s.group, expected, std::max(kMinPatience, static_cast<uint64_t>(s.lagMean / 2)) + spread, lastGroup);
     }
   }
   for (const Pending& p : t.pending) {
@@ -477,6 +480,25 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
   // met, and the rest of the group follows the part seen first.
   for (const auto& [id, g] : t.groups)
     if (g.active && g.durations > 0 && double(interval + horizon_) < double(g.onset) + g.duration) predictUnseen(pid, t, g, false);
+}
+
+bool PhasePredictor::knowsPhase(const Target& t, uint64_t lastOnset) {
+  uint64_t before = 0;  // the onset of the phase before the latest (0: none)
+  std::vector<uint32_t> phase;
+  for (auto e = t.onsets.rbegin(); e != t.onsets.rend(); ++e) {
+    if (e->first == lastOnset) phase.push_back(e->second);
+    if (e->first < lastOnset) {
+      before = e->first;
+      break;
+    }
+  }
+  uint64_t begun = 0, known = 0;
+  for (const auto& [_, chunk] : t.chunks) {
+    if (!chunk.hot || (before != 0 && chunk.hotSince <= before)) continue;
+    ++begun;
+    known += chunk.group != 0 && std::find(phase.begin(), phase.end(), chunk.group) != phase.end();
+  }
+  return begun == 0 || 2 * known > begun;  // nothing begun since (an idle gap): nothing says otherwise
 }
 
 void PhasePredictor::predictUnseen(int pid, const Target& t, const Group& g, bool ahead) {

@@ -33,10 +33,13 @@
 //   learned before is undone into A -> B -> C.
 // - Prediction: when the latest phase's (its largest group's) successors have confidence >=
 //   min_confidence and their expected onset (less twice the lag's mean deviation: phases vary in
-//   length) is at most horizon_s away, their chunks are predicted hot, with the hotness and
-//   confidence the group last showed, until it becomes active (a hit) or its expected onset is
-//   half a lag and twice the deviation past (a miss: its bytes count as mispredicted and the
-//   transition's weight halves). Once a group's episode began, its members not yet seen hot
+//   length) is at most horizon_s away -- and the latest phase's groups hold most of the memory
+//   that turned hot since the phase before began (else the phase under way is not known yet: a
+//   few of its chunks, hot at start-up, stand for it; in the VM lab they predicted the cycle's
+//   first phase in its third's place, 64 MiB moved up for nothing) -- their chunks are
+//   predicted hot, with the hotness and confidence the group last showed, until it becomes
+//   active (a hit) or its expected onset is half a lag and twice the deviation past (a miss: its
+//   bytes count as mispredicted and the transition's weight halves). Once a group's episode began, its members not yet seen hot
 //   count as hot until the horizon before its usual end: memory moved up for it stays there.
 //   The group before it, when its episodes usually end by then, is predicted to cool from
 //   horizon_s before its usual end: the plan may send it down to make the room (a tier that
@@ -164,6 +167,10 @@ class PhasePredictor {
   void learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals, double weight, uint64_t seen);
   void unlearn(Target& t, uint32_t from, uint32_t to, double weight);
   void predict(int pid, Target& t, uint64_t interval);
+  // Whether the latest phase's groups (its onset: lastOnset) hold most of the memory that turned
+  // hot since the phase before began: if not, the phase under way is not known yet -- a few
+  // chunks of it, hot at start-up, stand for it -- and what it would predict is not its own.
+  static bool knowsPhase(const Target& t, uint64_t lastOnset);
   void forgetStale(Target& t, uint64_t interval);
   // Removes the groups `gone` says to, with their onsets, links, predictions and hinted phases.
   static void dropGroups(Target& t, const std::function<bool(uint32_t id, const Group&)>& gone);
