@@ -442,11 +442,19 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
   const Group* last = nullptr;
   uint32_t lastGroup = 0;
   const uint64_t lastOnset = t.onsets.empty() ? 0 : t.onsets.back().first;
-  for (auto e = t.onsets.rbegin(); e != t.onsets.rend() && e->first == lastOnset; ++e)
+  std::vector<uint32_t> latestPhase;
+  uint64_t phaseBefore = 0;  // the onset of the phase before it (0: none)
+  for (auto e = t.onsets.rbegin(); e != t.onsets.rend(); ++e) {
+    if (e->first < lastOnset) {
+      phaseBefore = e->first;
+      break;
+    }
+    latestPhase.push_back(e->second);
     if (auto g = t.groups.find(e->second); g != t.groups.end() && (!last || g->second.members.size() > last->members.size())) {
       last = &g->second;
       lastGroup = e->second;
     }
+  }
   if (last) {
     // The phases that followed: links learned at the same onset are one, weighing what its
     // best-known member does (groups that always begin together are each as sure as the phase).
@@ -460,7 +468,7 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
       const uint64_t expected = lastOnset + static_cast<uint64_t>(std::llround(s.lagMean));
       const auto spread = static_cast<uint64_t>(std::llround(2 * s.lagDev));
       if (interval + horizon_ + spread < expected || interval > expected + spread) continue;
-      if (!known) known = knowsPhase(t, lastOnset);  // a walk over the chunks: only when a prediction is due
+      if (!known) known = knowsPhase(t, latestPhase, phaseBefore);  // a walk over the chunks: only when a prediction is due
       if (*known) expect(t, s.group, expected, std::max(kMinPatience, static_cast<uint64_t>(s.lagMean / 2)) + spread, lastGroup);
     }
   }
@@ -482,19 +490,10 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
     if (g.active && g.durations > 0 && double(interval + horizon_) < double(g.onset) + g.duration) predictUnseen(pid, t, g, false);
 }
 
-bool PhasePredictor::knowsPhase(const Target& t, uint64_t lastOnset) {
-  uint64_t before = 0;  // the onset of the phase before the latest (0: none)
-  std::vector<uint32_t> phase;
-  for (auto e = t.onsets.rbegin(); e != t.onsets.rend(); ++e) {
-    if (e->first == lastOnset) phase.push_back(e->second);
-    if (e->first < lastOnset) {
-      before = e->first;
-      break;
-    }
-  }
+bool PhasePredictor::knowsPhase(const Target& t, const std::vector<uint32_t>& phase, uint64_t phaseBefore) {
   uint64_t begun = 0, known = 0;
   for (const auto& [_, chunk] : t.chunks) {
-    if (!chunk.hot || (before != 0 && chunk.hotSince <= before)) continue;
+    if (!chunk.hot || (phaseBefore != 0 && chunk.hotSince <= phaseBefore)) continue;
     ++begun;
     known += chunk.group != 0 && std::find(phase.begin(), phase.end(), chunk.group) != phase.end();
   }

@@ -167,10 +167,11 @@ class PhasePredictor {
   void learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals, double weight, uint64_t seen);
   void unlearn(Target& t, uint32_t from, uint32_t to, double weight);
   void predict(int pid, Target& t, uint64_t interval);
-  // Whether the latest phase's groups (its onset: lastOnset) hold most of the memory that turned
-  // hot since the phase before began: if not, the phase under way is not known yet -- a few
-  // chunks of it, hot at start-up, stand for it -- and what it would predict is not its own.
-  static bool knowsPhase(const Target& t, uint64_t lastOnset);
+  // Whether the latest phase's groups hold most of the memory that turned hot since the phase
+  // before began (its onset: phaseBefore, 0 for none): if not, the phase under way is not known
+  // yet -- a few chunks of it, hot at start-up, stand for it -- and what it would predict is not
+  // its own.
+  static bool knowsPhase(const Target& t, const std::vector<uint32_t>& phase, uint64_t phaseBefore);
   void forgetStale(Target& t, uint64_t interval);
   // Removes the groups `gone` says to, with their onsets, links, predictions and hinted phases.
   static void dropGroups(Target& t, const std::function<bool(uint32_t id, const Group&)>& gone);
