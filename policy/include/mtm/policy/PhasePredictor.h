@@ -39,8 +39,9 @@
 //   first phase in its third's place, 64 MiB moved up for nothing) -- their chunks are
 //   predicted hot, with the hotness and confidence the group last showed, until it becomes
 //   active (a hit) or its expected onset is half a lag and twice the deviation past (a miss: its
-//   bytes count as mispredicted and the transition's weight halves). Once a group's episode began, its members not yet seen hot
-//   count as hot until the horizon before its usual end: memory moved up for it stays there.
+//   bytes count as mispredicted and the transition's weight halves). Once a group's episode
+//   began, its members not yet seen hot count as hot until the horizon before its usual end:
+//   memory moved up for it stays there.
 //   The group before it, when its episodes usually end by then, is predicted to cool from
 //   horizon_s before its usual end: the plan may send it down to make the room (a tier that
 //   holds one phase's memory, not two), and a phase that runs long keeps its memory until then.
