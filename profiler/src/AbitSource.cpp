@@ -6,7 +6,6 @@
 // earlier when the profiler primes it, else at the end of the last interval -- and picks and
 // clears the next sample, spread over regions in proportion to their variation.
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,15 +22,10 @@
 #include "mtm/profiler/ClearCost.h"
 #include "mtm/profiler/PfnNodeMap.h"
 #include "mtm/profiler/Source.h"
+#include "mtm/profiler/ThreadCpu.h"
 
 namespace mtm::profiler {
 namespace {
-
-uint64_t threadCpuNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
 
 class AbitSource final : public Source {
  public:
@@ -75,26 +69,26 @@ class AbitSource final : public Source {
   bool primes() const override { return true; }
 
   // Clears the bits of the next sample now: observe() reads them abit_window_ms later.
-  Status prime(int pid, RegionSet& regions, uint64_t checks) override {
+  Status prime(int pid, RegionSet& regions, Grant grant) override {
     auto it = targets_.find(pid);
     if (it == targets_.end()) return Error("pid " + std::to_string(pid) + " is not attached");
     Target& t = it->second;
     t.pending.clear();  // cleared a whole interval ago and never read: start again
-    const std::vector<uint64_t> next = pickChecks(regions, checks, t.rng);
+    const std::vector<uint64_t> next = pickChecks(regions, grant.checks, t.rng);
     t.primedChecks = next.size();
     t.primed = true;
-    return readAndClear(pid, t, regions, next);
+    return readAndClear(pid, t, regions, next, grant.cpuNs);
   }
 
-  Result<uint64_t> observe(int pid, RegionSet& regions, uint64_t checks) override {
+  Result<uint64_t> observe(int pid, RegionSet& regions, Grant grant) override {
     auto it = targets_.find(pid);
     if (it == targets_.end()) return Error("pid " + std::to_string(pid) + " is not attached");
     Target& t = it->second;
     // Not primed: the next sample is cleared now, to be read a whole interval later.
-    const std::vector<uint64_t> next = t.primed ? std::vector<uint64_t>{} : pickChecks(regions, checks, t.rng);
+    const std::vector<uint64_t> next = t.primed ? std::vector<uint64_t>{} : pickChecks(regions, grant.checks, t.rng);
     const uint64_t spent = t.primed ? t.primedChecks : next.size();
     t.primed = false;
-    if (auto st = readAndClear(pid, t, regions, next); !st.ok()) return std::move(st).takeError();
+    if (auto st = readAndClear(pid, t, regions, next, grant.cpuNs); !st.ok()) return std::move(st).takeError();
     return spent;
   }
 
@@ -109,8 +103,9 @@ class AbitSource final : public Source {
   };
 
   // One walk: the bits of the pending sample (observed), and those of `next`; then the pages of
-  // `next` whose bit is set cleared (a THP as one whole 2 MiB range), and all of `next` pending.
-  Status readAndClear(int pid, Target& t, RegionSet& regions, const std::vector<uint64_t>& next) {
+  // `next` whose bit is set cleared (a THP as one whole 2 MiB range), and all of `next` pending
+  // but those the clear did not reach within `clearCpuNs` (0: no limit) or that were refused.
+  Status readAndClear(int pid, Target& t, RegionSet& regions, const std::vector<uint64_t>& next, uint64_t clearCpuNs) {
     std::vector<uint64_t> addrs = t.pending;
     addrs.insert(addrs.end(), next.begin(), next.end());
     if (addrs.empty()) return {};
@@ -128,21 +123,37 @@ class AbitSource final : public Source {
     SampleClear sample = sampleClear(next, flags.data() + t.pending.size());
     t.pending = std::move(sample.pending);
     if (sample.ranges.empty()) return {};
-    const auto iov = coalesce(std::move(sample.ranges), regions);
-    uint64_t span = 0;
-    for (const auto& v : iov) span += v.iov_len;
+    auto iov = coalesce(std::move(sample.ranges), regions);
+    // From a random place on: a clear stopped at its deadline leaves out no part of the address
+    // space more than another.
+    std::rotate(iov.begin(), iov.begin() + long(t.rng() % iov.size()), iov.end());
     const uint64_t t2 = threadCpuNs();
-    auto cleared = clearAccessedBits(t.pidfd->get(), iov);
+    auto cleared = clearAccessedBits(t.pidfd->get(), iov, clearCpuNs, iovecsPerCall(clearCpuNs));
     if (!cleared) return std::move(cleared).takeError().context("pid " + std::to_string(pid));
     const uint64_t clearNs = threadCpuNs() - t2;
-    cost_.record(iov.size(), span, clearNs);
+    uint64_t span = 0;
+    for (const auto& v : iov) span += v.iov_len;
+    for (const auto& v : cleared->notCleared) span -= v.iov_len;
+    cost_.record(iov.size() - std::min(iov.size(), cleared->notCleared.size()), span, clearNs);
+    const size_t unread = dropPagesIn(t.pending, std::move(cleared->notCleared));
     MTM_DEBUG("abit pid={} read={} read_us={} already_clear={} clear_iovecs={} clear_mib={:.1f} clear_us={} iovec_us={:.1f} mib_us={:.1f}",
               pid, addrs.size(), (t1 - t0) / 1000, sample.alreadyClear, iov.size(), double(span) / double(1 << 20), clearNs / 1000,
               cost_.iovecNs() / 1000, cost_.mibNs() / 1000);
+    if (cleared->stoppedAtDeadline)
+      MTM_DEBUG("abit pid={} clear stopped at its deadline ({} us): {} pages left unread", pid, clearCpuNs / 1000, unread);
     if (cleared->skipped > 0)
-      MTM_DEBUG("abit pid={} madvise_refused={} (a hole or an unadvisable mapping: those bits stay set)", pid, cleared->skipped);
+      MTM_DEBUG("abit pid={} madvise_refused={} (a hole or an unadvisable mapping: those pages left unread)", pid, cleared->skipped);
     return {};
   }
+
+  // Calls sized to take about half the clear's allowance at the cost learned here: a clear
+  // that turns slow stops within about one call past it, and each call's own cost (about 1 ms
+  // under emulation, a few us on hardware) is paid once or twice an interval, not per handful.
+  size_t iovecsPerCall(uint64_t clearCpuNs) const {
+    if (clearCpuNs == 0 || cost_.iovecNs() <= 0) return SIZE_MAX;
+    return std::max<size_t>(kMinIovecsPerCall, static_cast<size_t>(double(clearCpuNs) / 2 / cost_.iovecNs()));
+  }
+  static constexpr size_t kMinIovecsPerCall = 16;
 
   // Ranges closer than the gap that costs as much to clear as an iovec (ClearCost: measured
   // here, as the clears go) become one iovec, gaps and all, and so do ranges with only

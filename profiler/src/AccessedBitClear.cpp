@@ -11,21 +11,22 @@
 
 #include "mtm/profiler/AbitScanner.h"
 #include "mtm/profiler/Regions.h"
+#include "mtm/profiler/ThreadCpu.h"
 
 namespace mtm::profiler {
 namespace {
 
 constexpr size_t kIovMax = 1024;  // UIO_MAXIOV
 
-// The ranges cut so that none exceeds kMaxClearBytes; every cut on a 2 MiB boundary, so that no
+// The ranges cut so that none exceeds `maxBytes`; every cut on a 2 MiB boundary, so that no
 // piece ends inside a THP.
-std::vector<iovec> pieces(const std::vector<iovec>& ranges) {
+std::vector<iovec> pieces(const std::vector<iovec>& ranges, uint64_t maxBytes) {
   std::vector<iovec> out;
   out.reserve(ranges.size());
   for (const auto& r : ranges) {
     uint64_t start = reinterpret_cast<uint64_t>(r.iov_base), end = start + r.iov_len;
-    while (end - start > kMaxClearBytes) {
-      const uint64_t cut = (start + kMaxClearBytes) & ~(kHuge - 1);
+    while (end - start > maxBytes) {
+      const uint64_t cut = (start + maxBytes) & ~(kHuge - 1);
       out.push_back({reinterpret_cast<void*>(start), cut - start});
       start = cut;
     }
@@ -36,13 +37,21 @@ std::vector<iovec> pieces(const std::vector<iovec>& ranges) {
 
 }  // namespace
 
-Result<ClearStats> clearAccessedBits(int pidfd, const std::vector<iovec>& ranges) {
-  const std::vector<iovec> iov = pieces(ranges);
+Result<ClearStats> clearAccessedBits(int pidfd, const std::vector<iovec>& ranges, uint64_t maxCpuNs, size_t iovecsPerCall) {
+  const uint64_t maxBytes = maxCpuNs ? kDeadlineBytesPerCall : kMaxClearBytes;
+  const std::vector<iovec> iov = pieces(ranges, maxBytes);
   ClearStats stats;
+  const size_t perCall = std::clamp<size_t>(iovecsPerCall, 1, kIovMax);
+  const uint64_t cpu0 = maxCpuNs ? threadCpuNs() : 0;
   for (size_t first = 0; first < iov.size();) {
+    if (maxCpuNs && stats.calls > 0 && threadCpuNs() - cpu0 >= maxCpuNs) {
+      stats.notCleared.insert(stats.notCleared.end(), iov.begin() + long(first), iov.end());
+      stats.stoppedAtDeadline = true;
+      break;
+    }
     size_t n = 0;
     uint64_t bytes = 0;
-    while (first + n < iov.size() && n < kIovMax && bytes + iov[first + n].iov_len <= kMaxClearBytes) bytes += iov[first + n++].iov_len;
+    while (first + n < iov.size() && n < perCall && bytes + iov[first + n].iov_len <= maxBytes) bytes += iov[first + n++].iov_len;
     ++stats.calls;
     const long done = ::syscall(SYS_process_madvise, pidfd, iov.data() + first, n, MADV_COLD, 0);
     if (done < 0 && (errno == EPERM || errno == ESRCH || errno == EBADF)) {
@@ -59,6 +68,7 @@ Result<ClearStats> clearAccessedBits(int pidfd, const std::vector<iovec>& ranges
     size_t failed = first;
     while (failed < first + n - 1 && advised >= iov[failed].iov_len) advised -= iov[failed++].iov_len;
     ++stats.skipped;
+    stats.notCleared.push_back(iov[failed]);
     first = failed + 1;
   }
   return stats;
@@ -80,6 +90,20 @@ SampleClear sampleClear(const std::vector<uint64_t>& next, const uint8_t* flags)
     out.ranges.push_back({page, page + (thp ? kHuge : kPage)});
   }
   return out;
+}
+
+size_t dropPagesIn(std::vector<uint64_t>& pending, std::vector<iovec> ranges) {
+  if (ranges.empty()) return 0;
+  std::sort(ranges.begin(), ranges.end(), [](const iovec& a, const iovec& b) { return a.iov_base < b.iov_base; });
+  const size_t before = pending.size();
+  std::erase_if(pending, [&](uint64_t page) {
+    auto after = std::upper_bound(ranges.begin(), ranges.end(), page,
+                                  [](uint64_t p, const iovec& r) { return p < reinterpret_cast<uint64_t>(r.iov_base); });
+    if (after == ranges.begin()) return false;
+    const iovec& r = *std::prev(after);
+    return page < reinterpret_cast<uint64_t>(r.iov_base) + r.iov_len;
+  });
+  return before - pending.size();
 }
 
 }  // namespace mtm::profiler

@@ -27,7 +27,7 @@ class DamonSource final : public Source {
     return {};
   }
   void detach(int pid) override { monitors_.erase(pid); }
-  Result<uint64_t> observe(int pid, RegionSet& regions, uint64_t) override {
+  Result<uint64_t> observe(int pid, RegionSet& regions, Grant) override {
     auto it = monitors_.find(pid);
     if (it == monitors_.end()) return Error("pid " + std::to_string(pid) + " is not attached");
     auto damon = it->second->regions();

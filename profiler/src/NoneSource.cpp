@@ -10,7 +10,7 @@ class NoneSource final : public Source {
   Status probe() override { return {}; }
   Status attach(int, const SharedPidfd&) override { return {}; }
   void detach(int) override {}
-  Result<uint64_t> observe(int, RegionSet&, uint64_t) override { return uint64_t{0}; }
+  Result<uint64_t> observe(int, RegionSet&, Grant) override { return uint64_t{0}; }
 };
 
 const bool kRegistered = Registry<Source>::add("none", "observes nothing (every region stays cold)",

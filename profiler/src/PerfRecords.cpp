@@ -87,12 +87,17 @@ std::optional<Sample> decodeSample(const uint8_t* body, size_t size, uint64_t ty
   return s;
 }
 
-RingStats RingReader::drain(const std::function<void(const Sample&)>& onSample) {
+RingStats RingReader::drain(const std::function<void(const Sample&)>& onSample, uint64_t maxSamples) {
   RingStats stats;
   // data_head is written by the kernel: read it with acquire order before the data.
   const uint64_t head = __atomic_load_n(&meta_->data_head, __ATOMIC_ACQUIRE);
   uint64_t tail = meta_->data_tail;
   while (tail < head) {
+    if (stats.samples >= maxSamples) {
+      stats.skippedBytes = head - tail;
+      tail = head;
+      break;
+    }
     const uint64_t avail = head - tail;
     perf_event_header hdr;
     if (avail < sizeof hdr) {

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "mtm/Log.h"
@@ -78,19 +79,25 @@ Result<RingStats> PerfSampler::observe(int pid, RegionSet& regions, uint64_t wan
   Target& t = it->second;
   (void)openThreads(pid, t);  // threads born since the last interval
   RingStats total;
+  // Each thread's share of what may be read, so that no thread's burst starves the others.
+  const uint64_t cap = std::max<uint64_t>(1, kReadFactor * wantSamples / std::max<size_t>(1, t.threads.size()));
   for (auto& [tid, ev] : t.threads) {
-    RingStats s = ev->drain([&](const Sample& sample) {
-      if (sample.addr) regions.observe(sample.addr & ~(kPage - 1), true, -1, kind);
-    });
+    RingStats s = ev->drain(
+        [&](const Sample& sample) {
+          if (sample.addr) regions.observe(sample.addr & ~(kPage - 1), true, -1, kind);
+        },
+        cap);
     total.samples += s.samples;
     total.lost += s.lost;
     total.truncated += s.truncated;
     total.other += s.other;
+    total.skippedBytes += s.skippedBytes;
   }
-  if (total.lost > 0) MTM_DEBUG("perf pid={} lost={} period={}", pid, total.lost, t.period);
-  // Steer the period: more samples than wanted (or lost ones) -> longer period, and back.
+  if (total.lost > 0 || total.skippedBytes > 0)
+    MTM_DEBUG("perf pid={} lost={} dropped_kib={} period={}", pid, total.lost, total.skippedBytes / 1024, t.period);
+  // Steer the period: more samples than wanted (or lost or dropped ones) -> longer period, and back.
   uint64_t next = t.period;
-  if (total.lost > 0 || total.samples > 2 * wantSamples)
+  if (total.lost > 0 || total.skippedBytes > 0 || total.samples > 2 * wantSamples)
     next = t.period * 2;
   else if (total.samples < wantSamples / 2 && t.period > minPeriod_)
     next = std::max(minPeriod_, t.period / 2);

@@ -31,8 +31,8 @@ class PageFaultSource final : public Source {
   }
   Status attach(int pid, const SharedPidfd&) override { return sampler_.attach(pid); }
   void detach(int pid) override { sampler_.detach(pid); }
-  Result<uint64_t> observe(int pid, RegionSet& regions, uint64_t checks) override {
-    auto stats = sampler_.observe(pid, regions, wantedSamples(checks), Mapping::fault);
+  Result<uint64_t> observe(int pid, RegionSet& regions, Grant grant) override {
+    auto stats = sampler_.observe(pid, regions, wantedSamples(grant.checks), Mapping::fault);
     if (!stats) return std::move(stats).takeError();
     return uint64_t{0};
   }
@@ -95,9 +95,9 @@ class HwSampleSource final : public Source {
   void detach(int pid) override {
     if (sampler_) sampler_->detach(pid);
   }
-  Result<uint64_t> observe(int pid, RegionSet& regions, uint64_t checks) override {
+  Result<uint64_t> observe(int pid, RegionSet& regions, Grant grant) override {
     if (!sampler_) return uint64_t{0};
-    auto stats = sampler_->observe(pid, regions, wantedSamples(checks), Mapping::exact);
+    auto stats = sampler_->observe(pid, regions, wantedSamples(grant.checks), Mapping::exact);
     if (!stats) return std::move(stats).takeError();
     return uint64_t{0};
   }

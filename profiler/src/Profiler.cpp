@@ -113,19 +113,19 @@ uint64_t Profiler::mapsReads(int pid) const {
   return it == targets_.end() ? 0 : it->second.mapsReads;
 }
 
-uint64_t Profiler::shareOf(const Target& t, uint64_t budget, double totalBytes) {
+Grant Profiler::shareOf(const Target& t, double totalBytes) const {
   // In floating point: budget x bytes overflows 64 bits for terabyte reservations (ASan's
   // shadow, JVM and Go heaps).
-  return totalBytes > 0 ? std::min<uint64_t>(budget, static_cast<uint64_t>(double(budget) * double(t.regions->bytes()) / totalBytes)) : 0;
+  const double part = totalBytes > 0 ? std::min(1.0, double(t.regions->bytes()) / totalBytes) : 0;
+  return {static_cast<uint64_t>(double(controller_.checks()) * part), static_cast<uint64_t>(double(controller_.budgetNs()) * part)};
 }
 
 void Profiler::prime() {
   const uint64_t cpu0 = nowNs(CLOCK_THREAD_CPUTIME_ID), wall0 = nowNs(CLOCK_MONOTONIC);
-  const uint64_t budget = controller_.checks();
   double totalBytes = 0;
   for (auto& [pid, t] : targets_) totalBytes += double(t.regions->bytes());
   for (auto& [pid, t] : targets_) {
-    const uint64_t share = shareOf(t, budget, totalBytes);
+    const Grant share = shareOf(t, totalBytes);
     for (auto* s : t.sources) {
       if (!s->primes()) continue;
       // A failure here (the process exiting, most often) shows again in runInterval, which
@@ -180,7 +180,7 @@ Snapshot Profiler::runInterval() {
   const uint64_t layoutNs = nowNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
   for (auto& [pid, target] : live) {
     Target& t = *target;
-    const uint64_t share = shareOf(t, budget, totalBytes);
+    const Grant share = shareOf(t, totalBytes);
     bool alive = true;
     for (auto* s : t.sources) {
       const uint64_t s0 = nowNs(CLOCK_THREAD_CPUTIME_ID);

@@ -222,7 +222,38 @@ TEST_CASE("a range the kernel refuses is skipped and the ranges after it are sti
   close(pidfd);
   REQUIRE(stats.ok());
   CHECK(stats->skipped == 1);
+  REQUIRE(stats->notCleared.size() == 1);
+  CHECK(reinterpret_cast<uint64_t>(stats->notCleared[0].iov_base) == child.base + 4096);
   CHECK(accessedCount(**scanner, addrs) == 0);
+}
+
+TEST_CASE("a clear past its CPU deadline starts no further call and names what it left", "[bpf][host]") {
+  MTM_REQUIRE_ROOT("loading BPF programs");
+  constexpr uint64_t kPerCall = 16, kPages = 3 * kPerCall;
+  std::vector<uint64_t> offsets;
+  for (uint64_t i = 0; i < kPages; ++i) offsets.push_back(2 * i * 4096);  // every other page: one iovec each
+  SparseToucher child(2 * kPages * 4096, offsets);
+  auto scanner = AbitScanner::open(child.pid);
+  REQUIRE(scanner.ok());
+  std::vector<uint64_t> addrs;
+  std::vector<iovec> iov;
+  for (uint64_t off : offsets) {
+    addrs.push_back(child.base + off);
+    iov.push_back({reinterpret_cast<void*>(child.base + off), 4096});
+  }
+  REQUIRE(accessedCount(**scanner, addrs) == kPages);
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, child.pid, 0));
+  REQUIRE(pidfd >= 0);
+  auto stats = clearAccessedBits(pidfd, iov, 1, kPerCall);  // 1 ns: spent by the first call
+  close(pidfd);
+  REQUIRE(stats.ok());
+  CHECK(stats->calls == 1);
+  CHECK(stats->stoppedAtDeadline);
+  REQUIRE(stats->notCleared.size() == kPages - kPerCall);
+  CHECK(reinterpret_cast<uint64_t>(stats->notCleared[0].iov_base) == addrs[kPerCall]);
+  const std::vector<uint64_t> first(addrs.begin(), addrs.begin() + kPerCall), rest(addrs.begin() + kPerCall, addrs.end());
+  CHECK(accessedCount(**scanner, first) == 0);
+  CHECK(accessedCount(**scanner, rest) == rest.size());
 }
 
 namespace {

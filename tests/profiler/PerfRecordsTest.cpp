@@ -60,7 +60,7 @@ TEST_CASE("samples decode in the kernel's field order", "[perf]") {
 }
 
 TEST_CASE("records that wrap around the end of the ring are read whole", "[perf]") {
-  FakeRing ring(256);  // 56-byte records: the 5th wraps
+  FakeRing ring(256);  // 48-byte records: the 6th wraps
   std::vector<uint64_t> addrs;
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 4; ++i) ring.sample(1, 1, 1, 0x1000 * (round * 4 + i + 1), 0, 0);
@@ -93,6 +93,18 @@ TEST_CASE("lost records are counted, truncated ones stop the read", "[perf]") {
   ring.put(&shortRec, sizeof shortRec);
   ring.put(&ip, 8);
   CHECK(ring.reader().drain([](const Sample&) {}).truncated == 1);
+}
+
+TEST_CASE("a drain reads up to its cap and drops the records after it", "[perf]") {
+  FakeRing ring(4096);
+  for (int i = 0; i < 10; ++i) ring.sample(1, 1, 1, 0x1000 * (i + 1), 0, 0);
+  std::vector<uint64_t> addrs;
+  auto stats = ring.reader().drain([&](const Sample& s) { addrs.push_back(s.addr); }, 4);
+  CHECK(stats.samples == 4);
+  CHECK(addrs == std::vector<uint64_t>{0x1000, 0x2000, 0x3000, 0x4000});
+  CHECK(stats.skippedBytes == 6 * (sizeof(perf_event_header) + 40));  // six 48-byte records
+  CHECK(ring.meta.data_tail == ring.meta.data_head);
+  CHECK(ring.reader().drain([](const Sample&) {}, 4).skippedBytes == 0);  // nothing left, nothing dropped
 }
 
 TEST_CASE("the data source says which memory served a load", "[perf]") {

@@ -103,15 +103,20 @@ config::Config abitConfig() {
   return cfg;
 }
 
-}  // namespace
-
-TEST_CASE("software page-fault samples flow through the real perf ring buffer", "[profiler][host]") {
+// Software page-fault samples (period 1, with addresses) of the calling thread, in a 16-page ring.
+Result<std::unique_ptr<profiler::PerfEvent>> openOwnPageFaults() {
   perf_event_attr attr{};
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_PAGE_FAULTS;
   attr.sample_period = 1;
   attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR;
-  auto ev = profiler::PerfEvent::open(attr, static_cast<int>(gettid()), 16);
+  return profiler::PerfEvent::open(attr, static_cast<int>(gettid()), 16);
+}
+
+}  // namespace
+
+TEST_CASE("software page-fault samples flow through the real perf ring buffer", "[profiler][host]") {
+  auto ev = openOwnPageFaults();
   if (!ev) MTM_SKIP("perf_event_open refused here: " << ev.error().message());
   constexpr size_t kPages = 64;
   auto* p = static_cast<volatile char*>(mmap(nullptr, kPages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
@@ -125,6 +130,22 @@ TEST_CASE("software page-fault samples flow through the real perf ring buffer", 
   CHECK(inside == kPages);
   CHECK(stats.lost == 0);
   CHECK(stats.truncated == 0);
+}
+
+TEST_CASE("a burst of page faults is read up to the cap and the rest dropped", "[profiler][host]") {
+  auto ev = openOwnPageFaults();
+  if (!ev) MTM_SKIP("perf_event_open refused here: " << ev.error().message());
+  constexpr size_t kPages = 512, kCap = 100;
+  auto* p = static_cast<volatile char*>(mmap(nullptr, kPages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  for (size_t i = 0; i < kPages; ++i) p[i * 4096] = 1;
+  size_t seen = 0;
+  auto stats = (*ev)->drain([&](const profiler::Sample&) { ++seen; }, kCap);
+  CHECK(seen == kCap);
+  CHECK(stats.samples == kCap);
+  CHECK(stats.skippedBytes > 0);
+  auto again = (*ev)->drain([&](const profiler::Sample&) { ++seen; });  // the dropped ones are gone
+  munmap(const_cast<char*>(p), kPages * 4096);
+  CHECK(again.samples + again.lost < 16);  // the munmap's and the test's own faults at most
 }
 
 TEST_CASE("the profiler finds a workload's known hot set", "[profiler][host][profiler-e2e][serial]") {

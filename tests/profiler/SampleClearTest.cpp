@@ -32,3 +32,14 @@ TEST_CASE("of a sample just read only the pages whose bit is set are cleared -- 
   CHECK((s.ranges[1].start == kThp && s.ranges[1].end == kThp + 2 * kMiB));
   CHECK(s.alreadyClear == 2);
 }
+
+TEST_CASE("pages whose clear was refused or not reached are not read next", "[profiler][abit]") {
+  std::vector<uint64_t> pending = {0x1000, 0x5000, 0x9000, 0x40000000, 0x40200000, 0xd000};
+  const std::vector<iovec> notCleared = {
+      {reinterpret_cast<void*>(0x40000000), 2 << 20},  // a THP
+      {reinterpret_cast<void*>(0x4000), 0x2000},       // 0x4000-0x6000
+  };
+  CHECK(dropPagesIn(pending, notCleared) == 2);
+  CHECK(pending == std::vector<uint64_t>{0x1000, 0x9000, 0x40200000, 0xd000});
+  CHECK(dropPagesIn(pending, {}) == 0);
+}

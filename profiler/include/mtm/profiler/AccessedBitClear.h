@@ -20,6 +20,10 @@ namespace mtm::profiler {
 struct ClearStats {
   uint64_t calls = 0;    // process_madvise calls made
   uint64_t skipped = 0;  // ranges the kernel refused (cleared where they were mapped, or not at all)
+  // Ranges whose bits may still be set: those refused, and those not reached before the
+  // deadline. Their pages must not be read as accessed.
+  std::vector<iovec> notCleared;
+  bool stoppedAtDeadline = false;
 };
 
 struct PageRange {
@@ -38,8 +42,20 @@ struct SampleClear {
 };
 SampleClear sampleClear(const std::vector<uint64_t>& next, const uint8_t* flags);
 
+// Takes out of `pending` the pages that lie in `ranges` (ClearStats::notCleared: their bits may
+// still be set); returns how many it took.
+size_t dropPagesIn(std::vector<uint64_t>& pending, std::vector<iovec> ranges);
+
 // Fails only when the process cannot be advised at all (gone, or no right: EPERM/ESRCH).
-Result<ClearStats> clearAccessedBits(int pidfd, const std::vector<iovec>& ranges);
+// With `maxCpuNs` (0: none), no call is started once the calling thread has spent that much CPU
+// time here, and a call advises at most kDeadlineBytesPerCall, so that a clear the machine makes
+// slow -- young pages across a bridged heap, a migration contending for the same pages -- stops
+// about one call past its allowance. Each call advises at most `iovecsPerCall` ranges (and at
+// most UIO_MAXIOV).
+Result<ClearStats> clearAccessedBits(int pidfd, const std::vector<iovec>& ranges, uint64_t maxCpuNs = 0, size_t iovecsPerCall = 1024);
+// MADV_COLD on young 4 KiB pages costs ~0.3 us a page on the development host (508 MiB bridged
+// into 5 iovecs: 41 ms): 32 MiB is ~2.5 ms there.
+inline constexpr uint64_t kDeadlineBytesPerCall = 32ull << 20;
 
 // Bytes one call advises at most here: under MAX_RW_COUNT, a multiple of 2 MiB.
 inline constexpr uint64_t kMaxClearBytes = 1ull << 30;

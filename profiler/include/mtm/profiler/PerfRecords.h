@@ -28,9 +28,10 @@ struct Sample {
 
 struct RingStats {
   uint64_t samples = 0;
-  uint64_t lost = 0;       // PERF_RECORD_LOST: records the kernel dropped (ring full)
-  uint64_t truncated = 0;  // records that did not fit what the ring holds: reading stopped there
-  uint64_t other = 0;      // other record types, skipped
+  uint64_t lost = 0;          // PERF_RECORD_LOST: records the kernel dropped (ring full)
+  uint64_t truncated = 0;     // records that did not fit what the ring holds: reading stopped there
+  uint64_t other = 0;         // other record types, skipped
+  uint64_t skippedBytes = 0;  // records past the reader's cap, dropped unread
 };
 
 // Decodes one PERF_RECORD_SAMPLE body laid out by `sampleType`; nullopt when it is too short.
@@ -43,7 +44,9 @@ class RingReader {
   RingReader(perf_event_mmap_page* meta, uint8_t* data, uint64_t dataSize, uint64_t sampleType)
       : meta_(meta), data_(data), size_(dataSize), sampleType_(sampleType) {}
   // Calls `onSample` for each sample; returns what it saw.
-  RingStats drain(const std::function<void(const Sample&)>& onSample);
+  // At most `maxSamples` samples are decoded; the records after them are dropped unread, so
+  // that a burst (a process faulting in its heap) costs the reader no more than the cap.
+  RingStats drain(const std::function<void(const Sample&)>& onSample, uint64_t maxSamples = UINT64_MAX);
 
  private:
   perf_event_mmap_page* meta_;

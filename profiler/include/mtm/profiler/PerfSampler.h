@@ -23,7 +23,9 @@ class PerfEvent {
   ~PerfEvent();
   PerfEvent(const PerfEvent&) = delete;
   PerfEvent& operator=(const PerfEvent&) = delete;
-  RingStats drain(const std::function<void(const Sample&)>& onSample) { return reader_->drain(onSample); }
+  RingStats drain(const std::function<void(const Sample&)>& onSample, uint64_t maxSamples = UINT64_MAX) {
+    return reader_->drain(onSample, maxSamples);
+  }
   Status setPeriod(uint64_t period);
 
  private:
@@ -39,10 +41,12 @@ class PerfSampler {
   explicit PerfSampler(perf_event_attr attr, uint64_t minPeriod) : attr_(attr), minPeriod_(minPeriod) {}
   Status attach(int pid);
   void detach(int pid);
-  // Drains every thread's ring into `regions`; then steers the period towards `wantSamples`.
-  // `kind`: what the samples are to the regions (Mapping::exact for access samples,
-  // Mapping::fault for page faults).
+  // Drains every thread's ring into `regions`, at most kReadFactor x `wantSamples` samples in
+  // all (the rest dropped: the interval's cost stays bounded by the budget however many the
+  // kernel wrote); then steers the period towards `wantSamples`. `kind`: what the samples are
+  // to the regions (Mapping::exact for access samples, Mapping::fault for page faults).
   Result<RingStats> observe(int pid, RegionSet& regions, uint64_t wantSamples, Mapping kind);
+  static constexpr uint64_t kReadFactor = 4;
 
  private:
   struct Target {

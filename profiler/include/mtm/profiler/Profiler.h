@@ -66,8 +66,8 @@ class Profiler {
     uint64_t mapsReads = 0;
   };
   Status refreshLayout(int pid, Target& t);
-  // A target's share of `budget` checks: in proportion to its bytes.
-  static uint64_t shareOf(const Target& t, uint64_t budget, double totalBytes);
+  // A target's share of the interval's checks and CPU time: in proportion to its bytes.
+  Grant shareOf(const Target& t, double totalBytes) const;
 
   config::Config config_;
   const config::TierMap* tiers_;
