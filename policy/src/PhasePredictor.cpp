@@ -262,7 +262,10 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
   if (auto g = t.groups.find(group); g != t.groups.end()) g->second.onset = interval;
   auto& seq = t.onsets;
   auto at = std::upper_bound(seq.begin(), seq.end(), std::pair(interval, UINT32_MAX));
-  if (at == seq.begin() && !seq.empty()) return;  // older than what is known
+  if (at == seq.begin() && !seq.empty()) {
+    if (!dropOnsetsInside(t, group)) return;  // older than what is known
+    at = std::upper_bound(seq.begin(), seq.end(), std::pair(interval, UINT32_MAX));
+  }
   // The phase it belongs to: its own interval's, or that of an onset a moment before, within a
   // quarter of that group's usual episode. A few chunks of a phase's memory that read hot a few
   // intervals early (a region straddling the phase before) do not stand between the two (seen
@@ -334,6 +337,31 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
     if (groups.size() < limits_.groupsPerHintedPhase && std::find(groups.begin(), groups.end(), group) == groups.end())
       groups.push_back(group);
   }
+}
+
+bool PhasePredictor::dropOnsetsInside(Target& t, uint32_t group) {
+  auto& seq = t.onsets;
+  const auto ended = [&](uint32_t id) {
+    const auto g = t.groups.find(id);
+    return id != group && (g == t.groups.end() || (!g->second.active && g->second.lastActive < now_));
+  };
+  // Only a run from the oldest on: one that ended among ones that run on is a phase of its own.
+  const auto inside = std::find_if_not(seq.begin(), seq.end(), [&](const auto& o) { return ended(o.second); });
+  if (inside == seq.begin()) return false;
+  if (std::any_of(inside, seq.end(), [&](const auto& o) { return ended(o.second); })) return false;
+  // The start-up's order is no phase order: what its pieces learned of each other goes.
+  for (auto from = seq.begin(); from != inside;) {
+    const auto to = std::upper_bound(from, inside, std::pair(from->first, UINT32_MAX));
+    const auto toEnd = to == inside ? inside : std::upper_bound(to, inside, std::pair(to->first, UINT32_MAX));
+    const double share = 1.0 / double(to - from);
+    for (auto a = from; a != to; ++a)
+      for (auto b = to; b != toEnd; ++b) unlearn(t, a->second, b->second, share);
+    from = to;
+  }
+  MTM_DEBUG("predict group={} began before the {} onset(s) of groups that ended inside its episode: they give it their place", group,
+            inside - seq.begin());
+  seq.erase(seq.begin(), inside);
+  return true;
 }
 
 void PhasePredictor::learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals, double weight, uint64_t seen) {

@@ -30,7 +30,9 @@
 //   is its weight's share of the phases that followed (links learned at the same onset are one
 //   phase, weighing what its best-known member does). An onset learned late (a group found only
 //   when it cooled, after the next had begun) takes its place among the recent onsets: A -> C
-//   learned before is undone into A -> B -> C.
+//   learned before is undone into A -> B -> C. One older than every onset known -- the first
+//   phase, found as it ended -- takes the place of the onsets inside its episode of groups that
+//   ended before it did (a start-up's pieces of other memory), and their links to each other go.
 // - Prediction: when the latest phase's (its largest group's) successors have confidence >=
 //   min_confidence and their expected onset (less twice the lag's mean deviation: phases vary in
 //   length) is at most horizon_s away -- and the latest phase's groups hold most of the memory
@@ -162,6 +164,13 @@ class PhasePredictor {
   // missed, when its chunks turned hot: learned when they cool). Onsets are linked in time order:
   // a late one goes between the recent onsets it fell between.
   void onset(Target& t, uint32_t group, uint64_t interval);
+  // For a late onset older than every one known (the first phase, found only as it ended): the
+  // oldest onsets, up to the first of a group not ended yet, of groups that ended before `group`
+  // did -- pieces of a start-up that touched all memory, cooling while the first phase ran --
+  // were no phases between it and the next. They go, with what they learned of each other, and
+  // true is returned; false (nothing dropped) where some onset of an ended group follows one of a
+  // group not ended (history older than what is kept).
+  bool dropOnsetsInside(Target& t, uint32_t group);
   // `weight` more (or fewer) sightings of `to` following `from`: 1, or a share of one where
   // several groups began in the same interval.
   // `seen`: to's onset.
