@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <vector>
 
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
@@ -79,14 +80,19 @@ Result<RingStats> PerfSampler::observe(int pid, RegionSet& regions, uint64_t wan
   Target& t = it->second;
   (void)openThreads(pid, t);  // threads born since the last interval
   RingStats total;
-  // Each thread's share of what may be read, so that no thread's burst starves the others.
-  const uint64_t cap = std::max<uint64_t>(1, kReadFactor * wantSamples / std::max<size_t>(1, t.threads.size()));
-  for (auto& [tid, ev] : t.threads) {
+  // The threads' rings read from a different one each interval, so that over intervals no
+  // thread's samples are the ones always dropped.
+  uint64_t left = kReadFactor * wantSamples;
+  std::vector<PerfEvent*> rings;
+  for (auto& [tid, ev] : t.threads) rings.push_back(ev.get());
+  if (!rings.empty()) std::rotate(rings.begin(), rings.begin() + long(t.firstRing++ % rings.size()), rings.end());
+  for (PerfEvent* ev : rings) {
     RingStats s = ev->drain(
         [&](const Sample& sample) {
           if (sample.addr) regions.observe(sample.addr & ~(kPage - 1), true, -1, kind);
         },
-        cap);
+        left);
+    left -= std::min(left, s.samples);
     total.samples += s.samples;
     total.lost += s.lost;
     total.truncated += s.truncated;

@@ -103,14 +103,19 @@ config::Config abitConfig() {
   return cfg;
 }
 
-// Software page-fault samples (period 1, with addresses) of the calling thread, in a 16-page ring.
-Result<std::unique_ptr<profiler::PerfEvent>> openOwnPageFaults() {
+// Software page-fault samples, period 1, with addresses.
+perf_event_attr pageFaults() {
   perf_event_attr attr{};
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_PAGE_FAULTS;
   attr.sample_period = 1;
   attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR;
-  return profiler::PerfEvent::open(attr, static_cast<int>(gettid()), 16);
+  return attr;
+}
+
+// The calling thread's page faults, in a 16-page ring.
+Result<std::unique_ptr<profiler::PerfEvent>> openOwnPageFaults() {
+  return profiler::PerfEvent::open(pageFaults(), static_cast<int>(gettid()), 16);
 }
 
 }  // namespace
@@ -146,6 +151,41 @@ TEST_CASE("a burst of page faults is read up to the cap and the rest dropped", "
   auto again = (*ev)->drain([&](const profiler::Sample&) { ++seen; });  // the dropped ones are gone
   munmap(const_cast<char*>(p), kPages * 4096);
   CHECK(again.samples + again.lost < 16);  // the munmap's and the test's own faults at most
+}
+
+TEST_CASE("a sampler reads a process's burst of faults up to its cap", "[profiler][host]") {
+  int go[2], done[2];
+  REQUIRE(pipe(go) == 0);
+  REQUIRE(pipe(done) == 0);
+  constexpr size_t kPages = 2048;
+  const pid_t child = fork();
+  if (child == 0) {
+    char c;
+    if (read(go[0], &c, 1) != 1) _exit(1);
+    auto* p = static_cast<volatile char*>(mmap(nullptr, kPages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    for (size_t i = 0; i < kPages; ++i) p[i * 4096] = 1;
+    if (write(done[1], "x", 1) != 1) _exit(1);
+    pause();
+    _exit(0);
+  }
+  profiler::PerfSampler sampler(pageFaults(), 1);
+  const auto attached = sampler.attach(child);
+  char c;
+  if (attached.ok()) {
+    REQUIRE(write(go[1], "x", 1) == 1);
+    REQUIRE(read(done[0], &c, 1) == 1);
+  }
+  profiler::RegionSet regions(config::defaultConfig().profiler);
+  constexpr uint64_t kWanted = 16;
+  auto first =
+      attached.ok() ? sampler.observe(child, regions, kWanted, profiler::Mapping::fault) : Result<profiler::RingStats>(attached.error());
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  for (int fd : {go[0], go[1], done[0], done[1]}) close(fd);
+  if (!attached.ok()) MTM_SKIP("perf_event_open refused here: " << attached.error().message());
+  REQUIRE(first.ok());
+  CHECK(first->samples == profiler::PerfSampler::kReadFactor * kWanted);
+  CHECK(first->skippedBytes + first->lost > 0);
 }
 
 TEST_CASE("the profiler finds a workload's known hot set", "[profiler][host][profiler-e2e][serial]") {

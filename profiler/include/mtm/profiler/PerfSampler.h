@@ -53,6 +53,7 @@ class PerfSampler {
     std::map<int, std::unique_ptr<PerfEvent>> threads;
     std::set<int> refused;  // threads whose event could not be opened (exited)
     uint64_t period;
+    uint64_t firstRing = 0;  // turns: the thread whose ring is read first this interval
   };
   Status openThreads(int pid, Target& t);
   perf_event_attr attr_;
