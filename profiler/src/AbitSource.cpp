@@ -20,9 +20,9 @@
 #include "mtm/profiler/AccessedBitClear.h"
 #include "mtm/profiler/CheckPick.h"
 #include "mtm/profiler/ClearCost.h"
+#include "mtm/profiler/Clock.h"
 #include "mtm/profiler/PfnNodeMap.h"
 #include "mtm/profiler/Source.h"
-#include "mtm/profiler/ThreadCpu.h"
 
 namespace mtm::profiler {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "mtm/profiler/AbitScanner.h"
+#include "mtm/profiler/Clock.h"
 #include "mtm/profiler/Regions.h"
-#include "mtm/profiler/ThreadCpu.h"
 
 namespace mtm::profiler {
 namespace {

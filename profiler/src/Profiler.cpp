@@ -1,7 +1,5 @@
 #include "mtm/profiler/Profiler.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <thread>
@@ -10,20 +8,12 @@
 #include "mtm/Log.h"
 #include "mtm/ProcMaps.h"
 #include "mtm/Registry.h"
+#include "mtm/profiler/Clock.h"
 
 namespace mtm::profiler {
-namespace {
-
-uint64_t nowNs(clockid_t clock) {
-  timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-}  // namespace
 
 Profiler::Profiler(const config::Config& config, const config::TierMap* tiers)
-    : config_(config), tiers_(tiers), controller_(config.profiler.budget, config.profiler.intervalMs), startNs_(nowNs(CLOCK_MONOTONIC)) {}
+    : config_(config), tiers_(tiers), controller_(config.profiler.budget, config.profiler.intervalMs), startNs_(clockNs(CLOCK_MONOTONIC)) {}
 
 Result<std::unique_ptr<Profiler>> Profiler::create(const config::Config& config, const config::TierMap* tiers) {
   std::unique_ptr<Profiler> p(new Profiler(config, tiers));
@@ -121,7 +111,7 @@ Grant Profiler::shareOf(const Target& t, double totalBytes) const {
 }
 
 void Profiler::prime() {
-  const uint64_t cpu0 = nowNs(CLOCK_THREAD_CPUTIME_ID), wall0 = nowNs(CLOCK_MONOTONIC);
+  const uint64_t cpu0 = threadCpuNs(), wall0 = clockNs(CLOCK_MONOTONIC);
   double totalBytes = 0;
   for (auto& [pid, t] : targets_) totalBytes += double(t.regions->bytes());
   for (auto& [pid, t] : targets_) {
@@ -133,8 +123,8 @@ void Profiler::prime() {
       if (auto st = s->prime(pid, *t.regions, share); !st.ok()) MTM_DEBUG("profiler pid={} prime error=\"{}\"", pid, st.error().message());
     }
   }
-  primeCpuNs_ += nowNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-  primeEndNs_ = nowNs(CLOCK_MONOTONIC);
+  primeCpuNs_ += threadCpuNs() - cpu0;
+  primeEndNs_ = clockNs(CLOCK_MONOTONIC);
   primeWallNs_ = primeEndNs_ - wall0;
 }
 
@@ -153,10 +143,10 @@ Snapshot Profiler::runInterval() {
   // development host, with a 20 ms window, intervals whose checks rose 2-4x read 0.16-0.61 of
   // the hot set against 0.8-0.96 in the others.
   if (const uint64_t primed = std::exchange(primeEndNs_, 0); primed != 0) {
-    const uint64_t due = primed + uint64_t{config_.profiler.abitWindowMs} * 1000000, now = nowNs(CLOCK_MONOTONIC);
+    const uint64_t due = primed + uint64_t{config_.profiler.abitWindowMs} * 1000000, now = clockNs(CLOCK_MONOTONIC);
     if (now < due) std::this_thread::sleep_for(std::chrono::nanoseconds(due - now));
   }
-  const uint64_t cpu0 = nowNs(CLOCK_THREAD_CPUTIME_ID);
+  const uint64_t cpu0 = threadCpuNs();
   Snapshot snap;
   snap.interval = interval_++;
   const uint64_t budget = controller_.checks();
@@ -177,16 +167,16 @@ Snapshot Profiler::runInterval() {
     live.emplace_back(pid, &t);
     totalBytes += double(t.regions->bytes());
   }
-  const uint64_t layoutNs = nowNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+  const uint64_t layoutNs = threadCpuNs() - cpu0;
   for (auto& [pid, target] : live) {
     Target& t = *target;
     const Grant share = shareOf(t, totalBytes);
     bool alive = true;
     for (auto* s : t.sources) {
-      const uint64_t s0 = nowNs(CLOCK_THREAD_CPUTIME_ID);
+      const uint64_t s0 = threadCpuNs();
       auto spent = s->observe(pid, *t.regions, share);
       for (size_t i = 0; i < sources_.size(); ++i)
-        if (sources_[i].get() == s) sourceNs[i] += nowNs(CLOCK_THREAD_CPUTIME_ID) - s0;
+        if (sources_[i].get() == s) sourceNs[i] += threadCpuNs() - s0;
       if (!spent) {
         if (spent.error().errnum() == ESRCH || !proc_.exists("/proc/" + std::to_string(pid)))
           alive = false;
@@ -200,14 +190,14 @@ Snapshot Profiler::runInterval() {
       gone.push_back(pid);
       continue;
     }
-    const uint64_t r0 = nowNs(CLOCK_THREAD_CPUTIME_ID);
+    const uint64_t r0 = threadCpuNs();
     changes += t.regions->endInterval().changes;
     for (const auto& r : t.regions->regions()) {
       RegionInfo info{pid, r.start, r.end, r.hotness, r.age, r.confidence, r.node, -1, r.huge, r.skew, r.hotEighths};
       if (tiers_ && r.node >= 0) info.tier = tiers_->tierOfNode(r.node);
       snap.regions.push_back(info);
     }
-    regionsNs += nowNs(CLOCK_THREAD_CPUTIME_ID) - r0;
+    regionsNs += threadCpuNs() - r0;
   }
   for (int pid : gone) {
     MTM_INFO("profiler pid={} gone=yes", pid);
@@ -215,7 +205,7 @@ Snapshot Profiler::runInterval() {
     snap.exited.push_back(pid);
   }
   const uint64_t primeNs = std::exchange(primeCpuNs_, 0);
-  snap.cpuNs = nowNs(CLOCK_THREAD_CPUTIME_ID) - cpu0 + primeNs;
+  snap.cpuNs = threadCpuNs() - cpu0 + primeNs;
   if (log::get().should_log(spdlog::level::debug)) {
     std::string bySource;
     for (size_t i = 0; i < sources_.size(); ++i) bySource += fmt::format(" {}_us={}", names_[i], sourceNs[i] / 1000);
@@ -224,7 +214,7 @@ Snapshot Profiler::runInterval() {
               snap.regions.size(), changes);
   }
   controller_.report(std::max<uint64_t>(snap.checks, 1), snap.cpuNs);
-  snap.seconds = double(nowNs(CLOCK_MONOTONIC) - startNs_) / 1e9;
+  snap.seconds = double(clockNs(CLOCK_MONOTONIC) - startNs_) / 1e9;
   return snap;
 }
 
