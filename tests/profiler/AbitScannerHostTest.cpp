@@ -174,13 +174,17 @@ struct SparseToucher {
   }
 };
 
-size_t accessedCount(AbitScanner& scanner, const std::vector<uint64_t>& addrs) {
+// The addresses whose page is present with its accessed bit set.
+std::vector<uint64_t> accessedOf(AbitScanner& scanner, const std::vector<uint64_t>& addrs) {
   std::vector<uint8_t> flags;
   REQUIRE(scanner.read(addrs, flags).ok());
-  size_t n = 0;
-  for (auto f : flags) n += (f & kAbitPresent) && (f & kAbitAccessed);
-  return n;
+  std::vector<uint64_t> out;
+  for (size_t i = 0; i < addrs.size(); ++i)
+    if ((flags[i] & kAbitPresent) && (flags[i] & kAbitAccessed)) out.push_back(addrs[i]);
+  return out;
 }
+
+size_t accessedCount(AbitScanner& scanner, const std::vector<uint64_t>& addrs) { return accessedOf(scanner, addrs).size(); }
 
 }  // namespace
 
@@ -241,7 +245,12 @@ TEST_CASE("a clear past its CPU deadline starts no further call and names what i
     addrs.push_back(child.base + off);
     iov.push_back({reinterpret_cast<void*>(child.base + off), 4096});
   }
-  REQUIRE(accessedCount(**scanner, addrs) == kPages);
+  const std::vector<uint64_t> first(addrs.begin(), addrs.begin() + kPerCall), rest(addrs.begin() + kPerCall, addrs.end());
+  // Set, all but a page or two: a machine's own DAMON monitor (physical addresses) clears a
+  // sampled page's bit now and then -- in about one run in seven one of these 48 read clear.
+  REQUIRE(accessedCount(**scanner, first) + 2 >= first.size());
+  const std::vector<uint64_t> restSet = accessedOf(**scanner, rest);
+  REQUIRE(restSet.size() + 2 >= rest.size());
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, child.pid, 0));
   REQUIRE(pidfd >= 0);
   auto stats = clearAccessedBits(pidfd, iov, 1, kPerCall);  // 1 ns: spent by the first call
@@ -251,9 +260,8 @@ TEST_CASE("a clear past its CPU deadline starts no further call and names what i
   CHECK(stats->stoppedAtDeadline);
   REQUIRE(stats->notCleared.size() == kPages - kPerCall);
   CHECK(reinterpret_cast<uint64_t>(stats->notCleared[0].iov_base) == addrs[kPerCall]);
-  const std::vector<uint64_t> first(addrs.begin(), addrs.begin() + kPerCall), rest(addrs.begin() + kPerCall, addrs.end());
   CHECK(accessedCount(**scanner, first) == 0);
-  CHECK(accessedCount(**scanner, rest) == rest.size());
+  CHECK(accessedCount(**scanner, restSet) == restSet.size());  // none of those the deadline left was cleared
 }
 
 namespace {
