@@ -106,10 +106,12 @@ void Planner::rank() {
 // demotionHotness().
 void Planner::collectCandidates() {
   candidates_.assign(tiers_.tiers.size(), {});
+  disproved_.assign(snap_.regions.size(), false);
   std::vector<std::vector<std::pair<double, size_t>>> byTier(tiers_.tiers.size());
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {  // ties: the lower effective hotness first
     const auto& r = snap_.regions[*it];
-    if (r.tier < 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || cooling(r, MoveKind::Demotion)) continue;
+    if (r.tier < 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || cooling(r, MoveKind::Demotion, true)) continue;
+    disproved_[*it] = cooling(r, MoveKind::Demotion);
     byTier[static_cast<size_t>(r.tier)].push_back({demotionHotness(r), *it});
   }
   for (size_t t = 0; t < byTier.size(); ++t) {
@@ -243,7 +245,7 @@ bool Planner::reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double li
     const size_t i = c.regions[at];
     const auto& r = snap_.regions[i];
     if (planned_[i] || (why == RoomFor::watermark && (r.coolingPredicted || r.predictedAhead)) ||
-        (why == RoomFor::predictedHot && r.predictedAhead))
+        (why != RoomFor::seenHot && disproved_[i]) || (why == RoomFor::predictedHot && r.predictedAhead))
       continue;
     const uint64_t start = demotedFrom(r, static_cast<uint64_t>(bytes - freed)), size = r.end - start;
     for (size_t down = tier + 1; down < tiers_.tiers.size(); ++down) {
@@ -354,8 +356,16 @@ int64_t Planner::excess(const Transaction& tx, size_t tier) const {
 // is held while half of it or more cools down, not while less does: the profiler merges memory
 // that lies together, and in the VM lab 2 MiB promoted a moment before, merged into a predicted
 // 64 MiB group that had never moved, held the group in tier 1 past its phase's start.
-bool Planner::cooling(const profiler::RegionInfo& r, MoveKind kind) const {
+// With `disprovedMayGo`, a promotion that reads cold since (at or below cold_threshold) does not
+// hold its room against memory seen hot, unless the range ping-ponged before: it was made on
+// checks that the next ones did not bear out -- in the VM lab, 34 MiB that a workload's start-up
+// wrote read hot once, went up, and held a quarter of the hot set out of tier 0 for the 10 s.
+// Going down counts as its ping-pong, so a range that does it again waits out its doubled
+// cooldown. Watermarks and predictions still wait (reserveRoom()).
+bool Planner::cooling(const profiler::RegionInfo& r, MoveKind kind, bool disprovedMayGo) const {
+  const bool disproved = disprovedMayGo && kind == MoveKind::Demotion && r.hotness <= config_.policy.coldThreshold;
   const uint64_t held = memory_.bytesWhere(r.pid, r.start, r.end, [&](const MoveRecord& m) {
+    if (disproved && m.kind == MoveKind::Promotion && m.pingPongs == 0) return false;
     return snap_.interval < m.interval + (cooldown_ << m.pingPongs) && !(m.kind == kind && r.tier == m.toTier);
   });
   return held * 2 >= r.end - r.start && held > 0;

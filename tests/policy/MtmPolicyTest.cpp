@@ -874,6 +874,47 @@ TEST_CASE("a resident seen a few times is not swapped out for one just as hot --
   }
 }
 
+// A region that read hot on one check (a workload's start-up writing it) goes up, then reads
+// cold: the hot region that needs its room does not wait out the promotion's cooldown. The move
+// back is its ping-pong; after one, the cooldown holds it again.
+TEST_CASE("a promotion read cold since gives up its room before its cooldown ends", "[policy]") {
+  auto c = cfg();
+  c.policy.cooldownS = 10;
+  c.policy.pingPongWindowS = 30;
+  c.policy.horizonS = 600;
+  MtmPolicy p(c);
+  const auto full = tiers({{256, 8}, {1024, 512}, {1024, 512}, {1024, 512}});
+  profiler::Snapshot s;
+  s.interval = 1;
+  s.regions = {region(0, 32, 0.95, 3)};
+  s.regions[0].confidence = 1;
+  REQUIRE(p.plan(s, tiers({{256, 100}, {1024, 512}, {1024, 512}, {1024, 512}})).moves.size() == 1);
+  s.interval = 3;
+  s.regions = {region(0, 32, 0.05, 0), region(100, 32, 0.95, 3)};
+  auto plan = p.plan(s, full);
+  REQUIRE(plan.moves.size() == 2);
+  CHECK(plan.moves[0].kind == MoveKind::Demotion);
+  CHECK(plan.moves[0].ranges[0].start == s.regions[0].start);
+  CHECK(plan.moves[1].kind == MoveKind::Promotion);
+  CHECK(plan.pingPongs.size() == 1);
+  // Up again once the doubled cooldown is over (it read hot), and cold once more: it stays.
+  s.interval = 24;
+  s.regions = {region(0, 32, 0.95, 1)};
+  REQUIRE(p.plan(s, tiers({{256, 100}, {1024, 512}, {1024, 512}, {1024, 512}})).moves.size() == 1);
+  s.interval = 26;
+  s.regions = {region(0, 32, 0.05, 0), region(200, 32, 0.95, 3)};
+  plan = p.plan(s, full);
+  for (const auto& m : plan.moves) CHECK(m.ranges[0].start != s.regions[0].start);
+  // Warm, not cold: a promotion is not undone within its cooldown.
+  MtmPolicy q(c);
+  s.interval = 1;
+  s.regions = {region(0, 32, 0.95, 3)};
+  REQUIRE(q.plan(s, tiers({{256, 100}, {1024, 512}, {1024, 512}, {1024, 512}})).moves.size() == 1);
+  s.interval = 3;
+  s.regions = {region(0, 32, 0.3, 0), region(100, 32, 0.95, 3)};
+  for (const auto& m : q.plan(s, full).moves) CHECK(m.ranges[0].start != s.regions[0].start);
+}
+
 TEST_CASE("each ping-pong doubles the range's cooldown", "[policy]") {
   auto c = cfg();
   c.policy.cooldownS = 3;

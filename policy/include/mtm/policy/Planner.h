@@ -89,7 +89,9 @@ class Planner {
 
   int64_t spare(const Transaction& tx, size_t tier) const;   // room above the low watermark
   int64_t excess(const Transaction& tx, size_t tier) const;  // short of the high watermark
-  bool cooling(const profiler::RegionInfo& r, MoveKind kind) const;
+  // `disprovedMayGo`: a promotion that reads cold since holds no room for the rest of its
+  // cooldown (for a promotion only: Planner.cpp).
+  bool cooling(const profiler::RegionInfo& r, MoveKind kind, bool disprovedMayGo = false) const;
   uint64_t promotedBytes(const profiler::RegionInfo& r) const;
   bool splitsThp(const profiler::RegionInfo& r) const;
   double swapLimit(size_t region) const;
@@ -105,6 +107,7 @@ class Planner {
   std::vector<double> hotness_;  // effective, per region
   std::vector<size_t> order_;    // hottest first
   std::vector<bool> planned_;
+  std::vector<bool> disproved_;  // in its promotion's cooldown, cold since: room for memory seen hot only
   std::vector<Candidates> candidates_;
   Transaction state_;  // what is committed so far
   Plan plan_;
