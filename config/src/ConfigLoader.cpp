@@ -86,13 +86,16 @@ const Section<TiersConfig>& tiersSection() {
   return s;
 }
 
+const std::vector<std::string> kSourceNames = {"hw_sample", "ebpf_abit", "page_fault", "damon_vaddr"};
+
 const Section<ProfilerConfig>& profilerSection() {
   static const Section<ProfilerConfig> s = [] {
     Section<ProfilerConfig> p;
     p.field("interval_ms", &ProfilerConfig::intervalMs, UInt{{}, 10, 3600000})
         .field("abit_window_ms", &ProfilerConfig::abitWindowMs, UInt{{}, 0, 3600000})
         .field("budget", &ProfilerConfig::budget, Fraction{{}, 0.0001, 1})
-        .field("sources", &ProfilerConfig::sources, TextList{{}, {}, {"hw_sample", "ebpf_abit", "page_fault", "damon_vaddr"}})
+        .field("sources", &ProfilerConfig::sources, TextList{{}, {}, kSourceNames})
+        .field("fallback_sources", &ProfilerConfig::fallbackSources, TextList{{}, {}, kSourceNames})
         .field("hotness_decay", &ProfilerConfig::hotnessDecay, Fraction{{}, 0, 0.99})
         .field("max_regions", &ProfilerConfig::maxRegions, UInt{{}, 1, 1000000})
         .field("min_region", &ProfilerConfig::minRegionBytes, Size{})
@@ -111,10 +114,15 @@ const Section<ProfilerConfig>& profilerSection() {
                      "expected less than interval_ms (" + std::to_string(cfg.intervalMs) + "), got " + std::to_string(cfg.abitWindowMs) +
                          "; 0 reads the bits a whole interval after clearing them");
           if (cfg.sources.empty())
-            ctx.fail(n["sources"], path + ".sources", "expected at least one source (the default: hw_sample, ebpf_abit, page_fault)");
+            ctx.fail(n["sources"], path + ".sources", "expected at least one source (the default: hw_sample, ebpf_abit)");
           std::set<std::string> seen;
           for (const auto& src : cfg.sources)
             if (!seen.insert(src).second) ctx.fail(n["sources"], path + ".sources", "source \"" + src + "\" is listed twice");
+          for (const auto& src : cfg.fallbackSources)
+            if (!seen.insert(src).second)
+              ctx.fail(
+                  n["fallback_sources"], path + ".fallback_sources",
+                  "source \"" + src + "\" is listed twice (in sources or fallback_sources): a fallback runs only when none of sources can");
         });
     return p;
   }();

@@ -18,17 +18,25 @@ Profiler::Profiler(const config::Config& config, const config::TierMap* tiers)
 Result<std::unique_ptr<Profiler>> Profiler::create(const config::Config& config, const config::TierMap* tiers) {
   std::unique_ptr<Profiler> p(new Profiler(config, tiers));
   std::string why;
-  for (const auto& name : config.profiler.sources) {
-    auto source = Registry<Source>::create(name, {p->config_});
-    if (!source) return std::move(source).takeError();
-    if (auto st = (*source)->probe(); !st.ok()) {
-      MTM_WARN("profiler source={} available=no reason=\"{}\"", name, st.error().message());
-      why += (why.empty() ? "" : "; ") + name + ": " + st.error().message();
-      continue;
+  auto probeAll = [&](const std::vector<std::string>& names, std::string_view role) -> Status {
+    for (const auto& name : names) {
+      auto source = Registry<Source>::create(name, {p->config_});
+      if (!source) return std::move(source).takeError();
+      if (auto st = (*source)->probe(); !st.ok()) {
+        MTM_WARN("profiler source={} available=no reason=\"{}\"", name, st.error().message());
+        why += (why.empty() ? "" : "; ") + name + ": " + st.error().message();
+        continue;
+      }
+      MTM_INFO("profiler source={} available=yes{}", name, role);
+      p->sources_.push_back(std::move(*source));
+      p->names_.push_back(name);
     }
-    MTM_INFO("profiler source={} available=yes", name);
-    p->sources_.push_back(std::move(*source));
-    p->names_.push_back(name);
+    return {};
+  };
+  if (auto st = probeAll(config.profiler.sources, ""); !st.ok()) return std::move(st).takeError();
+  if (p->sources_.empty() && !config.profiler.fallbackSources.empty()) {
+    MTM_WARN("profiler: none of profiler.sources can run here; trying profiler.fallback_sources");
+    if (auto st = probeAll(config.profiler.fallbackSources, " (a fallback)"); !st.ok()) return std::move(st).takeError();
   }
   if (p->sources_.empty()) return Error("no profiler source can run here (" + why + ")");
   return p;

@@ -101,7 +101,7 @@ TEST_CASE("every config error names file:line, the key path, what was expected a
   CHECK(errorOf("policy:\n  hot_threshold: 9x\n") ==
         "mtm.yaml:2: policy.hot_threshold: expected a number in [0, 1] or a percentage, got \"9x\"");
   CHECK(errorOf("profiler:\n  intervl_ms: 5\n") ==
-        "mtm.yaml:2: profiler.intervl_ms: unknown key, expected one of interval_ms, abit_window_ms, budget, sources, "
+        "mtm.yaml:2: profiler.intervl_ms: unknown key, expected one of interval_ms, abit_window_ms, budget, sources, fallback_sources, "
         "hotness_decay, max_regions, min_region, split_variation, merge_difference, hw_event, hw_sample_period");
   CHECK(errorOf("bogus: 1\n") == "mtm.yaml:1: bogus: unknown key, expected one of tiers, profiler, policy, migration, targets, daemon");
   CHECK(errorOf("profiler:\n  interval_ms: 0\n") == "mtm.yaml:2: profiler.interval_ms: expected an integer in [10, 3600000], got \"0\"");
@@ -199,7 +199,11 @@ TEST_CASE("a config value with a control character or bytes that are not UTF-8 i
 
 TEST_CASE("check refuses what a run would: no profiler source, a socket path too long for a Unix socket", "[config]") {
   CHECK(errorOf("profiler:\n  sources: []\n") ==
-        "mtm.yaml:2: profiler.sources: expected at least one source (the default: hw_sample, ebpf_abit, page_fault)");
+        "mtm.yaml:2: profiler.sources: expected at least one source (the default: hw_sample, ebpf_abit)");
+  CHECK(errorOf("profiler:\n  sources: [ebpf_abit]\n  fallback_sources: [page_fault, ebpf_abit]\n") ==
+        "mtm.yaml:3: profiler.fallback_sources: source \"ebpf_abit\" is listed twice (in sources or fallback_sources): a fallback "
+        "runs only when none of sources can");
+  CHECK(parseConfig("profiler:\n  fallback_sources: []\n", "mtm.yaml").ok());
   CHECK(parseConfig("daemon:\n  socket: /" + std::string(106, 's') + "\n", "mtm.yaml").ok());
   CHECK(errorOf("daemon:\n  socket: /" + std::string(107, 's') + "\n") ==
         "mtm.yaml:2: daemon.socket: expected a path of at most 107 bytes (a Unix socket's limit), got 108");

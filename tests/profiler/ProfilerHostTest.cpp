@@ -227,6 +227,37 @@ TEST_CASE("memory read at a trickle is not hot: accessed bits are read a window 
   CHECK(found.mean.recall >= 0.8);
 }
 
+TEST_CASE("fallback sources run only when none of the sources can", "[profiler][host]") {
+  if (auto ev = openOwnPageFaults(); !ev) MTM_SKIP("perf_event_open refused here: " << ev.error().message());
+  config::Config cfg = config::defaultConfig();
+  cfg.profiler.sources = {"page_fault"};
+  cfg.profiler.fallbackSources = {"hw_sample"};
+  auto prof = profiler::Profiler::create(cfg);
+  REQUIRE(prof.ok());
+  CHECK((*prof)->activeSources() == std::vector<std::string>{"page_fault"});
+
+  // hw_sample runs where the machine has a PMU that perf can count cycles on, and page_fault
+  // stands in for it where it has none (this development machine, CI).
+  perf_event_attr cycles{};
+  cycles.size = sizeof(cycles);
+  cycles.type = PERF_TYPE_HARDWARE;
+  cycles.config = PERF_COUNT_HW_CPU_CYCLES;
+  const bool pmu = profiler::PerfEvent::open(cycles, static_cast<int>(gettid()), 1).ok();
+  cfg.profiler.sources = {"hw_sample"};
+  cfg.profiler.fallbackSources = {"page_fault"};
+  prof = profiler::Profiler::create(cfg);
+  REQUIRE(prof.ok());
+  INFO("hardware PMU: " << pmu);
+  if (pmu) CHECK((*prof)->activeSources().front() == "hw_sample");
+  if (!pmu) CHECK((*prof)->activeSources() == std::vector<std::string>{"page_fault"});
+  if (!pmu) {
+    cfg.profiler.fallbackSources.clear();
+    auto none = profiler::Profiler::create(cfg);
+    REQUIRE_FALSE(none.ok());
+    CHECK(none.error().message().find("no profiler source can run here (hw_sample: ") != std::string::npos);
+  }
+}
+
 TEST_CASE("the profiler refuses a process it cannot see and drops one that exits", "[profiler][host]") {
   MTM_REQUIRE_ROOT("the accessed-bit source");
   config::Config cfg = config::defaultConfig();

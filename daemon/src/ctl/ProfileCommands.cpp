@@ -48,7 +48,10 @@ int runProfile(const Global& global, const ProfileOptions& o) {
     if (!b || *b <= 0 || *b > 1) return fail("--budget: expected a fraction of one core like 1% or 0.01, got \"" + o.budget + "\"");
     cfg.profiler.budget = *b;
   }
-  if (!o.sources.empty()) cfg.profiler.sources = o.sources;
+  if (!o.sources.empty()) {
+    cfg.profiler.sources = o.sources;
+    cfg.profiler.fallbackSources.clear();  // what was asked for, or an error: no stand-in
+  }
   auto machine = inspectMachine(KernelFs(global.kernelRoot), cfg);
   if (!machine) return fail(machine.error().message());
 

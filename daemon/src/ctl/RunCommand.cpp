@@ -137,6 +137,20 @@ Result<int> supervise(pid_t pid, SignalFd& signals, const Ticks& ticks) {
   }
 }
 
+// When the command could not be managed: a command that already finished (a short one, or mtmd
+// busy) ran as asked, and its exit status is the answer; one still running is stopped, since it
+// would run unmanaged, and mtmctl fails with `why`.
+int unmanaged(pid_t pid, const std::string& why, bool quiet) {
+  int status = 0;
+  if (::waitpid(pid, &status, WNOHANG) == pid) {
+    if (!quiet) std::fprintf(stderr, "mtm: pid %d finished before it could be managed (%s)\n", pid, why.c_str());
+    return exitCode(status);
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  return fail("could not manage pid " + std::to_string(pid) + " (stopped it): " + why);
+}
+
 // mtmd manages it: register, then wait.
 int runUnderDaemon(const std::string& socket, const RunOptions& o) {
   auto signals = SignalFd::open(supervisedSignals());
@@ -144,11 +158,7 @@ int runUnderDaemon(const std::string& socket, const RunOptions& o) {
   auto pid = launch(o.command);
   if (!pid) return launchFailure(pid.error());
   auto reply = controlRequest(socket, "attach " + std::to_string(*pid));
-  if (!reply) {
-    ::kill(*pid, SIGKILL);
-    ::waitpid(*pid, nullptr, 0);
-    return fail("mtmd did not take pid " + std::to_string(*pid) + " (stopped it): " + reply.error().message());
-  }
+  if (!reply) return unmanaged(*pid, "mtmd: " + reply.error().message(), o.quiet);
   if (!o.quiet) std::fprintf(stderr, "mtm: pid %d managed by mtmd (%s); mtmctl status shows it\n", *pid, socket.c_str());
   auto code = supervise(*pid, *signals, Ticks{});
   if (!code) return fail(code.error().message());
@@ -197,11 +207,7 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
   }
   auto pid = launch(o.command);
   if (!pid) return launchFailure(pid.error());
-  if (auto st = m.attach(*pid, "mtmctl run"); !st.ok()) {
-    ::kill(*pid, SIGKILL);
-    ::waitpid(*pid, nullptr, 0);
-    return fail("cannot manage pid " + std::to_string(*pid) + " (stopped it): " + st.error().message());
-  }
+  if (auto st = m.attach(*pid, "mtmctl run"); !st.ok()) return unmanaged(*pid, st.error().message(), o.quiet);
   if (!o.quiet)
     std::fprintf(stderr, "mtm: no mtmd running; managing pid %d here (policy %s%s, %zu tiers, interval %u ms)\n", *pid,
                  cfg.policy.name.c_str(), cfg.migration.dryRun ? ", dry run" : "", m.machine().tiers.tiers.size(), cfg.profiler.intervalMs);

@@ -43,8 +43,9 @@ struct ProfilerConfig {
   // Accessed bits are read this long after they are cleared (0: a whole interval later).
   uint32_t abitWindowMs = 100;
   double budget = 0.005;  // CPU time per second of one core
-  std::vector<std::string> sources = {"hw_sample", "ebpf_abit", "page_fault"};
-  double hotnessDecay = 0.5;  // weight kept from the previous interval's hotness
+  std::vector<std::string> sources = {"hw_sample", "ebpf_abit"};
+  std::vector<std::string> fallbackSources = {"page_fault"};  // when none of `sources` can run
+  double hotnessDecay = 0.5;                                  // weight kept from the previous interval's hotness
   uint32_t maxRegions = 4096;
   uint64_t minRegionBytes = 64 * 1024;
   double splitVariation = 0.3;      // split a region whose samples disagree more than this
