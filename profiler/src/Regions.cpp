@@ -8,16 +8,13 @@
 namespace mtm::profiler {
 namespace {
 
-// The first cut of the address space: kFirstPieces pieces (fewer when half of max_regions is
-// fewer) on 2 MiB boundaries, at least 2 MiB each. Splits cut them where checks disagree and
-// merges join what reads alike, so the regions come to be as many as the checks can tell apart;
-// starting from hundreds of 2 MiB pieces, a budget of a few dozen checks an interval (emulation,
-// a small budget) checked each piece once in several intervals and took ten to find a hot set.
+// The first cut of the address space: pieces on 2 MiB boundaries, as small as 2 MiB while half
+// of max_regions suffices, larger for larger processes. Splits and merges take it from there.
 uint64_t initialPiece(const std::vector<Vma>& vmas, uint32_t maxRegions) {
   uint64_t total = 0;
   for (const auto& v : vmas)
     if (profiled(v)) total += v.end - v.start;
-  const uint64_t pieces = std::clamp<uint64_t>(maxRegions / 2, 1, RegionSet::kFirstPieces);
+  const uint64_t pieces = std::max<uint64_t>(1, maxRegions / 2);
   const uint64_t piece = (total / pieces + kHuge - 1) & ~(kHuge - 1);
   return std::max(kHuge, piece);
 }

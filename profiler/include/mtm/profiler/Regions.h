@@ -74,8 +74,6 @@ class RegionSet {
   static constexpr double kSplitScore = 2.5;
   // Intervals in a row whose checks find only 4 KiB PTEs before a huge region is not any more.
   static constexpr uint32_t kPteOnlyIntervals = 3;
-  // How many pieces a process's memory is first cut into (DAMON starts from 10 regions).
-  static constexpr uint64_t kFirstPieces = 16;
 
   // An observation of a whole range at once (DAMON): each region it overlaps counts it as
   // kRangeWeight checks, `fraction` of them accessed.
