@@ -137,18 +137,19 @@ Result<int> supervise(pid_t pid, SignalFd& signals, const Ticks& ticks) {
   }
 }
 
-// When the command could not be managed: a command that already finished (a short one, or mtmd
-// busy) ran as asked, and its exit status is the answer; one still running is stopped, since it
-// would run unmanaged, and mtmctl fails with `why`.
+// When the command could not be managed: one still running is stopped, since it would run
+// unmanaged, and mtmctl fails with `why`; one that finished first (a short one, or mtmd busy) ran
+// as asked, and its exit status is the answer. SIGKILL tells them apart: it does not change the
+// status of a process already exiting -- one whose address space is gone, which is why the
+// attach failed, though it may not be a zombie yet that waitpid(WNOHANG) would see.
 int unmanaged(pid_t pid, const std::string& why, bool quiet) {
-  int status = 0;
-  if (::waitpid(pid, &status, WNOHANG) == pid) {
-    if (!quiet) std::fprintf(stderr, "mtm: pid %d finished before it could be managed (%s)\n", pid, why.c_str());
-    return exitCode(status);
-  }
   ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
-  return fail("could not manage pid " + std::to_string(pid) + " (stopped it): " + why);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+    return fail("could not manage pid " + std::to_string(pid) + " (stopped it): " + why);
+  if (!quiet) std::fprintf(stderr, "mtm: pid %d finished before it could be managed (%s)\n", pid, why.c_str());
+  return exitCode(status);
 }
 
 // mtmd manages it: register, then wait.
