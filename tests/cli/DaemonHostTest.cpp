@@ -316,7 +316,7 @@ TEST_CASE("a user holding hundreds of connections open denies nothing to root or
   }
   for (int i = 0; i < 5; ++i) {
     // Long enough to be attached: a command that finishes first is not managed (see below).
-    auto run = d.ctl({"run", "--", "/bin/sleep", "1"});
+    auto run = d.ctl({"run", "--", "/bin/sleep", "2"});
     INFO(run.err);
     CHECK(run.exitCode == 0);
     CHECK(run.err.find("managed by mtmd") != std::string::npos);
