@@ -111,7 +111,8 @@ void Planner::collectCandidates() {
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {  // ties: the lower effective hotness first
     const auto& r = snap_.regions[*it];
     if (r.tier < 0 || static_cast<size_t>(r.tier) >= tiers_.tiers.size() || cooling(r, MoveKind::Demotion, true)) continue;
-    disproved_[*it] = cooling(r, MoveKind::Demotion);
+    // Only memory read cold can be held by a cooldown that it does not hold against memory seen hot.
+    disproved_[*it] = r.hotness <= config_.policy.coldThreshold && cooling(r, MoveKind::Demotion);
     byTier[static_cast<size_t>(r.tier)].push_back({demotionHotness(r), *it});
   }
   for (size_t t = 0; t < byTier.size(); ++t) {

@@ -15,9 +15,11 @@
 #include "HotSetScore.h"
 #include "Run.h"
 #include "Skip.h"
+#include "mtm/Registry.h"
 #include "mtm/config/ConfigLoader.h"
 #include "mtm/profiler/PerfSampler.h"
 #include "mtm/profiler/Profiler.h"
+#include "mtm/profiler/Source.h"
 
 using namespace mtm;
 
@@ -231,18 +233,16 @@ TEST_CASE("fallback sources run only when none of the sources can", "[profiler][
   if (auto ev = openOwnPageFaults(); !ev) MTM_SKIP("perf_event_open refused here: " << ev.error().message());
   config::Config cfg = config::defaultConfig();
   cfg.profiler.sources = {"page_fault"};
-  cfg.profiler.fallbackSources = {"hw_sample"};
+  cfg.profiler.fallbackSources = {"ebpf_abit"};  // one that can run here (as root): still not run
   auto prof = profiler::Profiler::create(cfg);
   REQUIRE(prof.ok());
   CHECK((*prof)->activeSources() == std::vector<std::string>{"page_fault"});
 
-  // hw_sample runs where the machine has a PMU that perf can count cycles on, and page_fault
-  // stands in for it where it has none (this development machine, CI).
-  perf_event_attr cycles{};
-  cycles.size = sizeof(cycles);
-  cycles.type = PERF_TYPE_HARDWARE;
-  cycles.config = PERF_COUNT_HW_CPU_CYCLES;
-  const bool pmu = profiler::PerfEvent::open(cycles, static_cast<int>(gettid()), 1).ok();
+  // hw_sample runs where its own probe passes (a PMU with precise load sampling), and page_fault
+  // stands in for it where it does not (this development machine, CI).
+  auto hw = Registry<profiler::Source>::create("hw_sample", {cfg});
+  REQUIRE(hw.ok());
+  const bool pmu = (*hw)->probe().ok();
   cfg.profiler.sources = {"hw_sample"};
   cfg.profiler.fallbackSources = {"page_fault"};
   prof = profiler::Profiler::create(cfg);
