@@ -86,6 +86,7 @@ Status Profiler::addTarget(int pid, SharedPidfd pidfd) {
   }
   if (t.sources.empty()) return Error("pid " + std::to_string(pid) + ": no profiler source could attach (" + why + ")");
   targets_.emplace(pid, std::move(t));
+  attachedSinceInterval_ = true;
   return {};
 }
 
@@ -221,7 +222,7 @@ Snapshot Profiler::runInterval() {
               snap.interval, snap.cpuNs / 1000, primeNs / 1000, layoutNs / 1000, bySource, regionsNs / 1000, snap.checks, budget,
               snap.regions.size(), changes);
   }
-  controller_.report(std::max<uint64_t>(snap.checks, 1), snap.cpuNs);
+  controller_.report(std::max<uint64_t>(snap.checks, 1), snap.cpuNs, std::exchange(attachedSinceInterval_, false));
   snap.seconds = double(clockNs(CLOCK_MONOTONIC) - startNs_) / 1e9;
   return snap;
 }

@@ -79,9 +79,10 @@ class Profiler {
   log::RateLimit warnLimit_{std::chrono::seconds(10)};  // a failing source warns once per 10 s
   uint64_t interval_ = 0;
   uint64_t startNs_ = 0;
-  uint64_t primeCpuNs_ = 0;   // spent by prime() since the last interval
-  uint64_t primeWallNs_ = 0;  // how long the last prime() took
-  uint64_t primeEndNs_ = 0;   // when the last prime() finished (CLOCK_MONOTONIC), until read
+  uint64_t primeCpuNs_ = 0;             // spent by prime() since the last interval
+  uint64_t primeWallNs_ = 0;            // how long the last prime() took
+  uint64_t primeEndNs_ = 0;             // when the last prime() finished (CLOCK_MONOTONIC), until read
+  bool attachedSinceInterval_ = false;  // a target was added: the next interval pays its one-time work
 };
 
 }  // namespace mtm::profiler
