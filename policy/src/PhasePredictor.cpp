@@ -37,6 +37,7 @@ PhasePredictor::PhasePredictor(const config::Config& config, Limits limits)
       coldThreshold_(config.policy.coldThreshold),
       minConfidence_(config.policy.predict.minConfidence),
       horizon_(uint64_t{config.policy.predict.horizonS} * 1000 / std::max<uint32_t>(1, config.profiler.intervalMs)),
+      bytesPerInterval_(std::max(1.0, double(config.migration.maxRateBytes) * double(config.profiler.intervalMs) / 1000.0)),
       limits_(limits) {}
 
 void PhasePredictor::observe(const profiler::Snapshot& snap) {
@@ -501,11 +502,12 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
     }
   }
   for (const Pending& p : t.pending) {
-    // The group before it ends by then, as its episodes usually do: predicted to cool from the
-    // horizon before its expected end (the lead the predicted group moves up with), not before --
-    // a phase that outlasts the prediction keeps its memory until then.
-    if (auto from = t.groups.find(p.from);
-        from != t.groups.end() && from->second.active && from->second.durations > 0 && endsWithin(from->second, interval, p.giveUp))
+    // The group before it ends by then, as its episodes usually do: predicted to cool from as
+    // many intervals before its expected end as the predicted group's copy takes, and one more
+    // -- not before: memory still read that goes down early loses its accesses for as long as
+    // it is early, and a phase that outlasts the prediction keeps its memory until then.
+    if (auto from = t.groups.find(p.from); from != t.groups.end() && from->second.active && from->second.durations > 0 &&
+                                           endsWithin(from->second, interval, p.giveUp, coolingLead(t.groups.at(p.group))))
       for (uint64_t c : from->second.members)
         if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) appendRun(coolings_, pid, c, 0, 0, false);
     predictUnseen(pid, t, t.groups.at(p.group), true);
@@ -535,9 +537,14 @@ void PhasePredictor::predictUnseen(int pid, const Target& t, const Group& g, boo
   }
 }
 
-bool PhasePredictor::endsWithin(const Group& g, uint64_t interval, uint64_t giveUp) const {
+bool PhasePredictor::endsWithin(const Group& g, uint64_t interval, uint64_t giveUp, uint64_t lead) const {
   const double end = double(g.onset) + g.duration;
-  return end <= double(giveUp) && double(interval + horizon_) >= end;
+  return end <= double(giveUp) && double(interval + lead) >= end;
+}
+
+uint64_t PhasePredictor::coolingLead(const Group& next) const {
+  const double copy = std::ceil(double(next.members.size() * kChunkBytes) / bytesPerInterval_);
+  return std::min(horizon_, static_cast<uint64_t>(copy) + 1);
 }
 
 // Chunks not hot for a long time leave their groups; empty groups and links to them go.

@@ -682,6 +682,35 @@ TEST_CASE("predictor: hints found a group and predict a hinted phase's groups at
   CHECK(refused.error().message().find("chunks of 2 MiB") != std::string::npos);
 }
 
+TEST_CASE("predictor: the group before is predicted to cool only as long before its end as the next one's copy takes",
+          "[policy][predict]") {
+  // Phases of 20 intervals of 1 s, a horizon of 6 s, groups of 32 MiB. At 512 MiB/s the copy
+  // takes one interval: cooling begins 2 before the end, not 6 (under TCG, from the whole
+  // horizon a set still read went down 4 s early and the run lost to reactive placement). At
+  // 8 MiB/s it takes four: 5 before. At 4 MiB/s eight: the horizon, 6.
+  const auto [rate, lead] = GENERATE(table<uint64_t, uint64_t>({{512, 2}, {8, 5}, {4, 6}}));
+  config::Config cfg = predictOn();
+  cfg.policy.predict.horizonS = 6;
+  cfg.migration.maxRateBytes = rate * kMiB;
+  PhasePredictor p(cfg);
+  uint64_t now = 0, earliest = 100;
+  bool cooledAtEnd = true;
+  for (int cycle = 0; cycle < 4; ++cycle)
+    for (int g : {0, 1, 2})
+      for (uint64_t i = 0; i < 20; ++i, ++now) {
+        p.observe(phaseSnapshot(now, g, 3));
+        if (cycle < 2) continue;
+        const auto r = groupRegion(g, 0, 1);
+        const bool cooled =
+            std::any_of(p.coolings().begin(), p.coolings().end(), [&](const auto& c) { return c.start < r.end && c.end > r.start; });
+        if (cooled) earliest = std::min(earliest, i);
+        if (i == 19) cooledAtEnd = cooledAtEnd && cooled;
+      }
+  INFO("max_rate " << rate << " MiB/s");
+  CHECK(earliest == 20 - lead);
+  CHECK(cooledAtEnd);
+}
+
 TEST_CASE("predictive placement: with room for one phase, the next phase's memory takes the ending one's place in time",
           "[policy][predict]") {
   // Tier 0 has room for one 32 MiB group: the predicted one can only come as the current one goes.

@@ -44,9 +44,12 @@
 //   bytes count as mispredicted and the transition's weight halves). Once a group's episode
 //   began, its members not yet seen hot count as hot until the horizon before its usual end:
 //   memory moved up for it stays there.
-//   The group before it, when its episodes usually end by then, is predicted to cool from
-//   horizon_s before its usual end: the plan may send it down to make the room (a tier that
-//   holds one phase's memory, not two), and a phase that runs long keeps its memory until then.
+//   The group before it, when its episodes usually end by then, is predicted to cool from as
+//   long before its usual end as the predicted group's copy takes (at migration.max_rate) and
+//   one interval more, at most horizon_s: the plan may send it down to make the room (a tier
+//   that holds one phase's memory, not two), and a phase that runs long keeps its memory until
+//   then. (From the whole horizon, a set still read went down 4 s early under TCG and the run
+//   lost to reactive placement.)
 // - Hints (mtmctl hint, mtm/hint.h): "these ranges are used together" founds a group of their
 //   chunks at once; "phase N begins" predicts at once the groups whose onsets fell in phase N
 //   last time, and the onsets that follow are filed under N.
@@ -187,7 +190,10 @@ class PhasePredictor {
   static void dropGroups(Target& t, const std::function<bool(uint32_t id, const Group&)>& gone);
   // Whether active group g's episode, at its usual length, ends by `giveUp` and within the
   // horizon of `interval`.
-  bool endsWithin(const Group& g, uint64_t interval, uint64_t giveUp) const;
+  bool endsWithin(const Group& g, uint64_t interval, uint64_t giveUp, uint64_t lead) const;
+  // Intervals before the group ahead of it ends that `next` must start up to be on top when it
+  // begins: its copy at migration.max_rate, and one more; at most the horizon.
+  uint64_t coolingLead(const Group& next) const;
   uint64_t bytesOf(const Group& g) const { return g.members.size() * kChunkBytes; }
   // A prediction of `group` from now until `patience` intervals past `expected`.
   void expect(Target& t, uint32_t group, uint64_t expected, uint64_t patience, uint32_t from);
@@ -197,7 +203,8 @@ class PhasePredictor {
   const double hotThreshold_;
   const double coldThreshold_;
   const double minConfidence_;
-  const uint64_t horizon_;  // intervals
+  const uint64_t horizon_;         // intervals
+  const double bytesPerInterval_;  // migration.max_rate over one interval
   const Limits limits_;
   std::map<int, Target> targets_;
   std::vector<Prediction> predictions_, coolings_;
