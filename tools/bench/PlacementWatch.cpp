@@ -5,8 +5,8 @@
 // until 80% of the hot set is in the top tier, the fractions in the top tier at the phase's
 // end; over the run: time-weighted fractions, the bytes the kernel migrated against the least a
 // clairvoyant placement moves for the same phases (the oracle, HotSetScore.h: the top tier's
-// room is its free memory at the start less the kernel's reserve, plus the workload's memory
-// already there at the first sample), and ping-pong: sampled pages seen moving back the way
+// room is its free memory less the kernel's reserve plus the workload's memory there, at the
+// sample where that was most), and ping-pong: sampled pages seen moving back the way
 // they came within --pingpong-window seconds of their last move. The watcher keeps its own
 // memory in the slowest tier, out of the room it measures.
 //
@@ -223,11 +223,15 @@ int main(int argc, char** argv) {
   }
   if (!tiers) return std::fprintf(stderr, "%s\n", tiers.error().message().c_str()), 1;
 
-  // The top tier's room for the workload: free now less the kernel's reserve, plus what of the
-  // workload is there already at the first sample (a tiering system may have begun moving).
+  // The top tier's room for the workload: its free memory less the kernel's reserve plus what of
+  // the workload is there, both read at one sample, the most any sample saw (a migration in
+  // flight holds both copies for a moment). Free memory read when the watch began, seconds before
+  // the first phase, with the workload's share a sample after it counted what a system moved in
+  // between twice (VM lab, a 600 MiB workload: 180-246 MiB of room where 131 were).
   const auto& top = tiers->tiers.front();
-  uint64_t room = top.freeBytes > top.kernelReserveBytes ? top.freeBytes - top.kernelReserveBytes : 0;
-  bool roomCounted = false;
+  const uint64_t reserve = top.kernelReserveBytes;
+  const std::vector<int> topNodes = top.nodes;
+  uint64_t room = 0;
   bench::HotSetTruth truth;
   truth.granules = *size / bench::kGranule;
   PingPongWatch pingPong(pingPongWindow);
@@ -250,10 +254,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     pingPong.observe(tierOf, now);
-    if (!roomCounted) {
-      room += uint64_t(std::count(tierOf.begin(), tierOf.end(), 0)) * kStride * kPage;
-      roomCounted = true;
-    }
+    uint64_t free = 0;
+    for (int node : topNodes)
+      if (auto bytes = config::readNodeFreeBytes(fs, node)) free += *bytes;
+    room = std::max(room, (free > reserve ? free - reserve : 0) + uint64_t(std::count(tierOf.begin(), tierOf.end(), 0)) * kStride * kPage);
     phases.resize(phase + 1);
     auto& p = phases[phase];
     const double since = now - truth.phases[phase].start;
@@ -288,8 +292,8 @@ int main(int argc, char** argv) {
   const double oracleMiB = double(oracle.total() * bench::kGranule) / double(1 << 20);
   const double pingPongMiB = double(pingPong.count() * kStride * kPage) / double(1 << 20);
   report.note(
-      fmt::format("oracle: {} MiB up, {} MiB down for these phases, top tier room {} (free at start less the kernel's reserve, plus the "
-                  "workload's share there)",
+      fmt::format("oracle: {} MiB up, {} MiB down for these phases, top tier room {} (free less the kernel's reserve, plus the "
+                  "workload's share there: the most a sample saw)",
                   oracle.up * 2, oracle.down * 2, formatBytes(room)));
   char line[512];
   std::snprintf(line, sizeof line,
