@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
   // the workload is there, both read at one sample, the most any sample saw (a migration in
   // flight holds both copies for a moment). Free memory read when the watch began, seconds before
   // the first phase, with the workload's share a sample after it counted what a system moved in
-  // between twice (VM lab, a 600 MiB workload: 180-246 MiB of room where 131 were).
+  // between twice (VM lab, a 600 MiB workload: 180-246 MiB of room where about 135 were).
   const auto& top = tiers->tiers.front();
   const uint64_t reserve = top.kernelReserveBytes;
   const std::vector<int> topNodes = top.nodes;
