@@ -90,3 +90,27 @@ TEST_CASE("from the floor with a cost mostly fixed the controller finds what the
   CHECK(total / 30 >= 0.8 * double(c.budgetNs()));
   CHECK(c.knowsCost());
 }
+
+TEST_CASE("an interval that attaches a process neither teaches the cost model nor drops it", "[controller]") {
+  // 200 us fixed + 1.5 us a check, no noise: the model is learned and holds. An attach interval
+  // at ten times the cost still cuts the grant, but the model stays.
+  OverheadController c(0.005, 1000);
+  for (int i = 0; i < 20; ++i) c.report(c.checks(), static_cast<uint64_t>(200e3 + 1.5e3 * double(c.checks())));
+  REQUIRE(c.knowsCost());
+  const uint64_t before = c.checks();
+  c.report(before, static_cast<uint64_t>(10 * (200e3 + 1.5e3 * double(before))), true);
+  CHECK(c.checks() < before);
+  CHECK(c.knowsCost());
+}
+
+TEST_CASE("a fit bent by one slow interval is not taken and the grant keeps growing", "[controller]") {
+  // The VM lab's run 1 of session 35: at the floor, 16 checks cost 4.5-4.7 ms, one 13.4 ms, and a
+  // probe at 24 hit an 8.3 ms interval. A least-squares line through them says a check costs
+  // 0.19 ms, 7 checks fit; it misses its own intervals by about half, so it is not taken.
+  OverheadController c(0.005, 1000);
+  for (auto [checks, ns] : std::vector<std::pair<uint64_t, uint64_t>>{{16, 4500000}, {16, 13400000}, {16, 4700000}, {24, 8300000}})
+    c.report(checks, ns);
+  c.report(16, 4500000);
+  CHECK_FALSE(c.knowsCost());
+  CHECK(c.checks() >= 24);
+}
