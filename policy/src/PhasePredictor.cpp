@@ -543,7 +543,7 @@ bool PhasePredictor::endsWithin(const Group& g, uint64_t interval, uint64_t give
 }
 
 uint64_t PhasePredictor::coolingLead(const Group& next) const {
-  const double copy = std::ceil(double(next.members.size() * kChunkBytes) / bytesPerInterval_);
+  const double copy = std::ceil(double(bytesOf(next)) / bytesPerInterval_);
   return std::min(horizon_, static_cast<uint64_t>(copy) + 1);
 }
 

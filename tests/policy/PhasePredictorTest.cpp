@@ -45,6 +45,12 @@ profiler::Snapshot phaseSnapshot(uint64_t interval, int hot, int groups) {
   return s;
 }
 
+// Whether group g's memory is predicted to cool in the interval just observed.
+bool coolsNow(const PhasePredictor& p, int g) {
+  const auto r = groupRegion(g, 0, 1);
+  return std::any_of(p.coolings().begin(), p.coolings().end(), [&](const auto& c) { return c.start < r.end && c.end > r.start; });
+}
+
 bool predicts(const PhasePredictor& p, int g) {
   const auto r = groupRegion(g, 0, 1);
   uint64_t covered = 0;
@@ -162,9 +168,7 @@ TEST_CASE("predictor: a phase that varies in length keeps its memory until the h
       const uint64_t n = length(rng);
       for (uint64_t i = 0; i < n; ++i, ++now) {
         p.observe(phaseSnapshot(now, g, 3));
-        const auto r = groupRegion(g, 0, 1);
-        const bool cooled =
-            std::any_of(p.coolings().begin(), p.coolings().end(), [&](const auto& c) { return c.start < r.end && c.end > r.start; });
+        const bool cooled = coolsNow(p, g);
         if (!cooled) continue;
         earliest = std::min(earliest, i);
         coolingPhases += i + 1 == n ? 1 : 0;
@@ -700,9 +704,7 @@ TEST_CASE("predictor: the group before is predicted to cool only as long before 
       for (uint64_t i = 0; i < 20; ++i, ++now) {
         p.observe(phaseSnapshot(now, g, 3));
         if (cycle < 2) continue;
-        const auto r = groupRegion(g, 0, 1);
-        const bool cooled =
-            std::any_of(p.coolings().begin(), p.coolings().end(), [&](const auto& c) { return c.start < r.end && c.end > r.start; });
+        const bool cooled = coolsNow(p, g);
         if (cooled) earliest = std::min(earliest, i);
         if (i == 19) cooledAtEnd = cooledAtEnd && cooled;
       }

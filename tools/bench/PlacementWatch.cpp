@@ -217,11 +217,8 @@ int main(int argc, char** argv) {
     return config::buildTierMap(*topo, config::TiersConfig{});
   };
   auto tiers = readTiers();
-  if (tiers) {
-    keepOutOfTopTier(*tiers);
-    tiers = readTiers();  // the free memory after the move
-  }
   if (!tiers) return std::fprintf(stderr, "%s\n", tiers.error().message().c_str()), 1;
+  keepOutOfTopTier(*tiers);
 
   // The top tier's room for the workload: its free memory less the kernel's reserve plus what of
   // the workload is there, both read at one sample, the most any sample saw (a migration in
