@@ -1002,3 +1002,18 @@ TEST_CASE("memory seen hot takes the room of memory predicted ahead of its phase
     CHECK(plan.moves[0].ranges[0].start == seen.start);
   }
 }
+
+TEST_CASE("memory predicted ahead of its phase goes to the top tier or stays -- never to a tier between", "[policy][predict]") {
+  // Tier 0 is full of memory seen hot; tiers 1 and 2 have room. Seen hot, the region in tier 3
+  // would go to tier 1; predicted ahead, its copy there would be made again when tier 0's room
+  // comes, so it waits.
+  const auto topFull = tiers({{1024, 10}, {1024, 512}, {1024, 512}, {1024, 512}});
+  profiler::RegionInfo next = region(0, 64, 1.0, 3);
+  next.predictedAhead = true;
+  CHECK(planOnce({next, region(100, 64, 0.9, 0)}, topFull).moves.empty());
+  SECTION("with room on top it goes there") {
+    const auto plan = planOnce({next}, tiers({{1024, 512}, {1024, 512}, {1024, 512}, {1024, 512}}));
+    REQUIRE(plan.moves.size() == 1);
+    CHECK(plan.moves[0].toNode == 0);
+  }
+}
