@@ -1,7 +1,8 @@
 #pragma once
 // One interval's plan under the MTM rules: one global ranking (effective hotness, MoveValue.h);
-// hot regions in lower tiers straight to the fastest tier with room, making room there by
-// sending its coldest regions one tier down; tiers short of free memory shed cold regions.
+// hot regions in lower tiers straight to the fastest tier with room (memory predicted ahead of
+// its phase: the top tier or nowhere), making room there by sending its coldest regions one tier
+// down; tiers short of free memory shed cold regions.
 //
 // Every promotion is a transaction: its moves and the demotions that make room for them are
 // reserved against copies of the page budget, the tiers' room and the demotion cursors, and
