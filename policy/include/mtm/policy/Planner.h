@@ -71,9 +71,9 @@ class Planner {
 
   Transaction begin() const;
   // What room is made for: memory seen hot, memory predicted hot (predictedAhead), or a
-  // watermark. Regions predicted to cool give room to either promotion; regions predicted ahead
-  // or kept for a phase that follows only to memory seen hot; a watermark sheds neither of the
-  // first two (RegionInfo).
+  // watermark. Regions predicted to cool give room to either promotion; regions predicted ahead,
+  // and those kept for a phase that follows, only to memory seen hot. A watermark sheds none
+  // predicted to cool or ahead (RegionInfo); kept ones it may.
   enum class RoomFor { seenHot, predictedHot, watermark };
   static RoomFor roomFor(const profiler::RegionInfo& promoted) {
     return promoted.predictedAhead ? RoomFor::predictedHot : RoomFor::seenHot;
