@@ -39,8 +39,7 @@ uint64_t covered(const profiler::RegionInfo& r, const std::vector<PhasePredictor
 // was covered, a 124 MiB region holding a 64 MiB group and most of another went up, and the
 // current phase's set went down to make it room before its phase ended). Regions that cooling
 // predictions cover by half rank as cold (at most `cold`): the room the predicted group needs
-// may come from them (a watermark does not shed them: Planner). Regions that keeps cover by half
-// are keptForNext: that room may not come from them. Returns the bytes so raised.
+// may come from them (a watermark does not shed them: Planner). Returns the bytes so raised.
 uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predictor, double cold) {
   uint64_t raised = 0;
   std::vector<profiler::RegionInfo> out;
@@ -55,8 +54,6 @@ uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predic
       if (predicted < half && covered(r, predictor.coolings()) >= half) {
         out.back().hotness = std::min(r.hotness, cold);
         out.back().coolingPredicted = true;
-      } else if (predicted < half) {
-        out.back().keptForNext = covered(r, predictor.keeps()) >= half;
       }
       continue;
     }

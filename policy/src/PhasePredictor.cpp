@@ -48,7 +48,6 @@ void PhasePredictor::observe(const profiler::Snapshot& snap) {
   for (const auto& r : snap.regions) byPid[r.pid].push_back(&r);
   predictions_.clear();
   coolings_.clear();
-  keeps_.clear();
   for (auto& [pid, regions] : byPid) {
     auto [it, added] = targets_.try_emplace(pid);
     observeTarget(pid, it->second, regions, snap.interval);
@@ -59,7 +58,7 @@ void PhasePredictor::observe(const profiler::Snapshot& snap) {
   const auto byAddress = [](const Prediction& a, const Prediction& b) {
     return std::tie(a.pid, a.start, a.end) < std::tie(b.pid, b.start, b.end);
   };
-  for (auto* runs : {&predictions_, &coolings_, &keeps_}) std::sort(runs->begin(), runs->end(), byAddress);
+  for (auto* runs : {&predictions_, &coolings_}) std::sort(runs->begin(), runs->end(), byAddress);
 }
 
 void PhasePredictor::observeTarget(int pid, Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval) {
@@ -514,7 +513,6 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
         if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) appendRun(coolings_, pid, c, 0, 0, false);
     predictUnseen(pid, t, t.groups.at(p.group), true);
   }
-  keepFollowers(pid, t);
   // A group whose episode began: its members not seen hot yet -- moved up ahead of it, or not
   // yet found by the checks -- count as hot until the horizon before its usual end, so that
   // memory moved up for it is not taken for the coldest there the moment the prediction is
@@ -532,19 +530,6 @@ std::vector<const PhasePredictor::Successor*> PhasePredictor::confidentSuccessor
   for (const auto& s : g.successors)
     if (s.weight >= minConfidence_ * total && t.groups.count(s.group)) out.push_back(&s);
   return out;
-}
-
-void PhasePredictor::keepFollowers(int pid, const Target& t) {
-  std::vector<uint32_t> reached;
-  for (const Pending& p : t.pending) reached.push_back(p.group);
-  for (size_t i = 0; i < reached.size(); ++i) {  // each group once: links may close a cycle
-    for (const Successor* s : confidentSuccessors(t, t.groups.at(reached[i]))) {
-      const Group& next = t.groups.at(s->group);
-      if (next.active || std::find(reached.begin(), reached.end(), s->group) != reached.end()) continue;
-      reached.push_back(s->group);
-      for (uint64_t c : next.members) appendRun(keeps_, pid, c, next.hotness, next.confidence, false);
-    }
-  }
 }
 
 bool PhasePredictor::knowsPhase(const Target& t, const std::vector<uint32_t>& phase, uint64_t phaseBefore) {

@@ -780,24 +780,6 @@ TEST_CASE("predictive placement: with room for one phase, the next phase's memor
   }
 }
 
-TEST_CASE("predictive placement: with room for two phases of three the room comes from the phase used again last", "[policy][predict]") {
-  // Tier 0 has room for two 32 MiB groups above its high watermark (5%: 51 MiB), not for three
-  // above its low one (2%). Making the next group room with the coldest one (the phase before,
-  // which follows the next) swaps two groups every phase; with the phase under way as it ends
-  // (used again last, after both others), every other phase.
-  const auto reactive = placeCycles(predictOff(), 116), predictive = placeCycles(predictOn(), 116);
-  int reactiveMoves = 0, predictiveMoves = 0, phases = 0;
-  for (size_t phase = 4; phase < predictive.readyAtStart.size(); ++phase, ++phases) {
-    INFO("phase " << phase);
-    CHECK(predictive.readyAtStart[phase]);
-    reactiveMoves += reactive.groupMoves[phase];
-    predictiveMoves += predictive.groupMoves[phase];
-  }
-  CHECK(predictiveMoves <= phases);
-  CHECK(predictiveMoves <= reactiveMoves);
-  CHECK(predictiveMoves > 0);
-}
-
 TEST_CASE("predictor: a group is predicted at the hotness it peaked at, not the last reading as it cooled", "[policy][predict]") {
   PhasePredictor p(predictOn());
   uint64_t now = 0;

@@ -50,13 +50,6 @@
 //   that holds one phase's memory, not two), and a phase that runs long keeps its memory until
 //   then. (From the whole horizon, a set still read went down 4 s early under TCG and the run
 //   lost to reactive placement.)
-//   The groups that follow the predicted one, by confident links, before the phase under way
-//   comes again are kept: the plan takes no room from them for the prediction. Of the memory on
-//   top, the phase under way is used again last, so the room comes from it as it cools (the
-//   choice of Belady's cache, which evicts what is used furthest ahead). A tier that holds two
-//   phases of a cycle of three swaps one every other phase -- as often as reactive placement --
-//   where taking the room from the coldest (the phase before, used right after the predicted
-//   one) swapped one every phase (VM lab: 1.31x reactive's bytes).
 // - Hints (mtmctl hint, mtm/hint.h): "these ranges are used together" founds a group of their
 //   chunks at once; "phase N begins" predicts at once the groups whose onsets fell in phase N
 //   last time, and the onsets that follow are filed under N.
@@ -118,9 +111,6 @@ class PhasePredictor {
   // Chunk runs of active groups expected to have cooled when a predicted group begins (their
   // episodes usually end by then): the plan may treat them as cold, to make the room.
   const std::vector<Prediction>& coolings() const { return coolings_; }
-  // Chunk runs of groups that follow a predicted group before the phase under way comes again:
-  // the plan keeps them where they are rather than make the predicted group room with them.
-  const std::vector<Prediction>& keeps() const { return keeps_; }
   Stats stats() const;
   // Chunks, groups and successors held, over all targets (for tests of the bounds).
   size_t entries() const;
@@ -194,9 +184,6 @@ class PhasePredictor {
   // followed g (links learned at the same onset are one phase, weighing what its best-known
   // member does: groups that always begin together are each as sure as the phase).
   std::vector<const Successor*> confidentSuccessors(const Target& t, const Group& g) const;
-  // Adds to keeps_ the groups reached from the pending predictions through confident links,
-  // up to an active group.
-  void keepFollowers(int pid, const Target& t);
   // Whether the latest phase's groups hold most of the memory that turned hot since the phase
   // before began (its onset: phaseBefore, 0 for none): if not, the phase under way is not known
   // yet -- a few chunks of it, hot at start-up, stand for it -- and what it would predict is not
@@ -224,7 +211,7 @@ class PhasePredictor {
   const double bytesPerInterval_;  // migration.max_rate over one interval
   const Limits limits_;
   std::map<int, Target> targets_;
-  std::vector<Prediction> predictions_, coolings_, keeps_;
+  std::vector<Prediction> predictions_, coolings_;
   uint64_t now_ = 0;  // the interval being observed, or next
   uint64_t predictionsMade_ = 0, hits_ = 0, misses_ = 0, predictedBytes_ = 0, mispredictedBytes_ = 0;
 };
