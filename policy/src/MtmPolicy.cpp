@@ -17,11 +17,8 @@ constexpr uint64_t kThp = kThpSize;
 uint64_t covered(const profiler::RegionInfo& r, const std::vector<PhasePredictor::Prediction>& runs, double* hotness = nullptr,
                  double* confidence = nullptr, bool* ahead = nullptr) {
   uint64_t bytes = 0;
-  // Sorted by address, ends in order too (PhasePredictor): the first that ends past r's start.
-  auto first = std::lower_bound(runs.begin(), runs.end(), std::pair(r.pid, r.start),
-                                [](const auto& p, const auto& key) { return std::pair(p.pid, p.end) <= key; });
-  for (auto it = first; it != runs.end() && it->pid == r.pid && it->start < r.end; ++it) {
-    const auto& p = *it;
+  for (const auto& p : runs) {  // chunk runs, few: a group's, per pending prediction
+    if (p.pid != r.pid || p.end <= r.start || p.start >= r.end) continue;
     bytes += std::min(p.end, r.end) - std::max(p.start, r.start);
     if (hotness) *hotness = std::max(*hotness, p.hotness);
     if (confidence) *confidence = std::max(*confidence, p.confidence);

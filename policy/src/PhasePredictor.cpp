@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <tuple>
 
 #include "mtm/Log.h"
 
@@ -52,13 +51,6 @@ void PhasePredictor::observe(const profiler::Snapshot& snap) {
     auto [it, added] = targets_.try_emplace(pid);
     observeTarget(pid, it->second, regions, snap.interval);
   }
-  // By address: the policy looks each region up in them. Runs of one list and pid do not overlap
-  // (a chunk is of one group) or are the same (two predictions cooling one group), so their ends
-  // are in order too.
-  const auto byAddress = [](const Prediction& a, const Prediction& b) {
-    return std::tie(a.pid, a.start, a.end) < std::tie(b.pid, b.start, b.end);
-  };
-  for (auto* runs : {&predictions_, &coolings_}) std::sort(runs->begin(), runs->end(), byAddress);
 }
 
 void PhasePredictor::observeTarget(int pid, Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval) {
@@ -493,13 +485,20 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
     }
   }
   if (last) {
+    // The phases that followed: links learned at the same onset are one, weighing what its
+    // best-known member does (groups that always begin together are each as sure as the phase).
+    std::map<uint64_t, double> phases;
+    for (const auto& s : last->successors) phases[s.seen] = std::max(phases[s.seen], s.weight);
+    double total = 0;
+    for (const auto& [_, weight] : phases) total += weight;
     std::optional<bool> known;
-    for (const Successor* s : confidentSuccessors(t, *last)) {
-      const uint64_t expected = lastOnset + static_cast<uint64_t>(std::llround(s->lagMean));
-      const auto spread = static_cast<uint64_t>(std::llround(2 * s->lagDev));
+    for (const auto& s : last->successors) {
+      if (s.weight < minConfidence_ * total || !t.groups.count(s.group)) continue;
+      const uint64_t expected = lastOnset + static_cast<uint64_t>(std::llround(s.lagMean));
+      const auto spread = static_cast<uint64_t>(std::llround(2 * s.lagDev));
       if (interval + horizon_ + spread < expected || interval > expected + spread) continue;
       if (!known) known = knowsPhase(t, latestPhase, phaseBefore);  // a walk over the chunks: only when a prediction is due
-      if (*known) expect(t, s->group, expected, std::max(kMinPatience, static_cast<uint64_t>(s->lagMean / 2)) + spread, lastGroup);
+      if (*known) expect(t, s.group, expected, std::max(kMinPatience, static_cast<uint64_t>(s.lagMean / 2)) + spread, lastGroup);
     }
   }
   for (const Pending& p : t.pending) {
@@ -519,17 +518,6 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
   // met, and the rest of the group follows the part seen first.
   for (const auto& [id, g] : t.groups)
     if (g.active && g.durations > 0 && double(interval + horizon_) < double(g.onset) + g.duration) predictUnseen(pid, t, g, false);
-}
-
-std::vector<const PhasePredictor::Successor*> PhasePredictor::confidentSuccessors(const Target& t, const Group& g) const {
-  std::map<uint64_t, double> phases;
-  for (const auto& s : g.successors) phases[s.seen] = std::max(phases[s.seen], s.weight);
-  double total = 0;
-  for (const auto& [_, weight] : phases) total += weight;
-  std::vector<const Successor*> out;
-  for (const auto& s : g.successors)
-    if (s.weight >= minConfidence_ * total && t.groups.count(s.group)) out.push_back(&s);
-  return out;
 }
 
 bool PhasePredictor::knowsPhase(const Target& t, const std::vector<uint32_t>& phase, uint64_t phaseBefore) {

@@ -26,12 +26,6 @@ config::Config predictOn() {
   return c;
 }
 
-config::Config predictOff() {
-  config::Config c = predictOn();
-  c.policy.predict.mode = "off";
-  return c;
-}
-
 // A workload of `groups` groups of 32 MiB, one hot at a time: region g is [g * 64 MiB, + 32 MiB).
 profiler::RegionInfo groupRegion(int g, double hotness, int tier) {
   profiler::RegionInfo r;
@@ -603,7 +597,9 @@ TEST_CASE("predictive placement: the next phase's memory moves up before the pha
   CHECK(plans.back().prediction.predictions >= 1);
   CHECK(plans.back().prediction.boostedBytes == kGroupMiB * kMiB);
   // Off (the default), the same history promotes nothing early.
-  MtmPolicy reactive(predictOff());
+  config::Config off = predictOn();
+  off.policy.predict.mode = "off";
+  MtmPolicy reactive(off);
   bool early = false;
   for (uint64_t i = 0; i < 40; ++i) {
     const int hot = std::vector<int>{0, 1, 2, 0}[i / 10];
@@ -717,61 +713,48 @@ TEST_CASE("predictor: the group before is predicted to cool only as long before 
   CHECK(cooledAtEnd);
 }
 
-namespace {
-
-// Four cycles of A B C, phases of 10 s, through a policy whose moves are done at once. Tier 0 has
-// `topMiB` free less 32 MiB for each group there (2% of it, 20 MiB, is its low watermark).
-// Phases of 10 s: a move back after 10 s is not churn here (pingpong_window_s under a phase).
-struct CyclePlacement {
-  std::vector<bool> readyAtStart;  // per phase: its group in tier 0 when the phase began
-  std::vector<int> groupMoves;     // per phase: groups moved during it
-};
-CyclePlacement placeCycles(config::Config cfg, int64_t topMiB) {
-  cfg.policy.pingPongWindowS = 5;
-  MtmPolicy policy(cfg);
-  std::vector<int> tierOf(3, 1);
-  CyclePlacement out;
-  uint64_t now = 0;
-  for (int cycle = 0; cycle < 4; ++cycle)
-    for (int hot = 0; hot < 3; ++hot) {
-      out.readyAtStart.push_back(tierOf[hot] == 0);
-      out.groupMoves.push_back(0);
-      for (uint64_t i = 0; i < 10; ++i, ++now) {
-        config::TierMap tiers;
-        const auto inTop = std::count(tierOf.begin(), tierOf.end(), 0);
-        for (int k = 0; k < 2; ++k) {
-          config::Tier t;
-          t.index = k;
-          t.nodes = {k};
-          t.capacityBytes = t.totalBytes = 1024 * kMiB;
-          t.freeBytes = uint64_t(k == 0 ? topMiB - 32 * inTop : 512) * kMiB;
-          t.lowWatermark = 0.02;
-          t.highWatermark = 0.05;
-          tiers.tiers.push_back(t);
-        }
-        profiler::Snapshot s;
-        s.interval = now;
-        for (int g = 0; g < 3; ++g) s.regions.push_back(groupRegion(g, g == hot ? 0.9 : 0.0, tierOf[g]));
-        for (const auto& m : policy.plan(s, tiers).moves)
-          for (int g = 0; g < 3; ++g) {
-            const auto r = groupRegion(g, 0, 0);
-            for (const auto& range : m.ranges)
-              if (range.start < r.end && range.end > r.start && tierOf[g] != m.toNode) {
-                tierOf[g] = m.toNode;
-                ++out.groupMoves.back();
-              }
-          }
-      }
-    }
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("predictive placement: with room for one phase, the next phase's memory takes the ending one's place in time",
           "[policy][predict]") {
   // Tier 0 has room for one 32 MiB group: the predicted one can only come as the current one goes.
-  const auto reactive = placeCycles(predictOff(), 60).readyAtStart, predictive = placeCycles(predictOn(), 60).readyAtStart;
+  // Phases of 10 s: a move back after 10 s is not churn here (pingpong_window_s under a phase).
+  auto world = [](config::Config cfg) {
+    cfg.policy.pingPongWindowS = 5;
+    MtmPolicy policy(cfg);
+    std::vector<int> tierOf(3, 1);
+    std::vector<bool> readyAtStart;  // per phase: its group in tier 0 when the phase began
+    uint64_t now = 0;
+    for (int cycle = 0; cycle < 4; ++cycle)
+      for (int hot = 0; hot < 3; ++hot)
+        for (uint64_t i = 0; i < 10; ++i, ++now) {
+          if (i == 0) readyAtStart.push_back(tierOf[hot] == 0);
+          config::TierMap tiers;
+          int inTop = 0;
+          for (int t : tierOf) inTop += t == 0 ? 1 : 0;
+          for (int k = 0; k < 2; ++k) {
+            config::Tier t;
+            t.index = k;
+            t.nodes = {k};
+            t.capacityBytes = t.totalBytes = 1024 * kMiB;
+            t.freeBytes = (k == 0 ? 60 - 32 * inTop : 512) * kMiB;
+            t.lowWatermark = 0.02;
+            t.highWatermark = 0.05;
+            tiers.tiers.push_back(t);
+          }
+          profiler::Snapshot s;
+          s.interval = now;
+          for (int g = 0; g < 3; ++g) s.regions.push_back(groupRegion(g, g == hot ? 0.9 : 0.0, tierOf[g]));
+          for (const auto& m : policy.plan(s, tiers).moves)  // the mover, done at once
+            for (int g = 0; g < 3; ++g) {
+              const auto r = groupRegion(g, 0, 0);
+              for (const auto& range : m.ranges)
+                if (range.start < r.end && range.end > r.start) tierOf[g] = m.toNode;
+            }
+        }
+    return readyAtStart;
+  };
+  config::Config off = predictOn();
+  off.policy.predict.mode = "off";
+  const auto reactive = world(off), predictive = world(predictOn());
   // From the second cycle's second phase on, every phase finds its memory on top; reactively, none.
   for (size_t phase = 4; phase < predictive.size(); ++phase) {
     INFO("phase " << phase);

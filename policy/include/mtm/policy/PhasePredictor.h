@@ -106,7 +106,7 @@ class PhasePredictor {
   void observe(const profiler::Snapshot& snapshot);
   // Takes a process's hint (applied from the next interval on); errors say what was wrong.
   Status hint(const Hint& hint);
-  // Chunk runs to treat as hot in this interval's plan. These lists are sorted by (pid, start).
+  // Chunk runs to treat as hot in this interval's plan.
   const std::vector<Prediction>& predictions() const { return predictions_; }
   // Chunk runs of active groups expected to have cooled when a predicted group begins (their
   // episodes usually end by then): the plan may treat them as cold, to make the room.
@@ -180,10 +180,6 @@ class PhasePredictor {
   void learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals, double weight, uint64_t seen);
   void unlearn(Target& t, uint32_t from, uint32_t to, double weight);
   void predict(int pid, Target& t, uint64_t interval);
-  // The successors of g that predictions follow: those with min_confidence of the phases that
-  // followed g (links learned at the same onset are one phase, weighing what its best-known
-  // member does: groups that always begin together are each as sure as the phase).
-  std::vector<const Successor*> confidentSuccessors(const Target& t, const Group& g) const;
   // Whether the latest phase's groups hold most of the memory that turned hot since the phase
   // before began (its onset: phaseBefore, 0 for none): if not, the phase under way is not known
   // yet -- a few chunks of it, hot at start-up, stand for it -- and what it would predict is not
