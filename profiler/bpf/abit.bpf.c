@@ -90,23 +90,31 @@ static long walk_one(__u32 i, struct walk_ctx* ctx) {
 }
 
 /* The direct map places physical address P at P + page_offset_base, which KASLR aligns to
- * 1 GiB. The pgd itself lives in the direct map: under the right depth and base, walking the
- * pgd's own address leads to a physical address that maps back to it. */
+ * 1 GiB. The pgd, the mm_struct and the group leader's task_struct all live in the direct map
+ * (slab): under the right depth and base, walking each one's own address leads to a physical
+ * address that maps back to it. One address is not enough: a wrong base walks tables read from
+ * the wrong physical memory, and that memory can map one address back to itself (seen on the 6.18
+ * development host, for some of mtmd's pgd placements: a base 4 GiB too high, after which every
+ * walk read "not present"). Three objects in different pages must all agree. */
 struct derive_ctx {
   __u64 pgd;
+  __u64 objects[3];
   __u32 depth;
 };
 
+static __always_inline int maps_back(__u64 pgd, __u64 va, __u32 depth, __u64 base) {
+  __u64 phys = 0;
+  __u8 f = walk(pgd, va, depth, base, &phys);
+  return (f & ABIT_PRESENT) && !(f & ABIT_FAULT) && phys + base == va;
+}
+
 static long try_base(__u32 k, struct derive_ctx* ctx) {
   __u64 base = (ctx->pgd & ~(GiB - 1)) - (__u64)k * GiB;
-  __u64 phys = 0;
-  __u8 f = walk(ctx->pgd, ctx->pgd, ctx->depth, base, &phys);
-  if ((f & ABIT_PRESENT) && !(f & ABIT_FAULT) && phys + base == ctx->pgd) {
-    page_offset_base = base;
-    levels = ctx->depth;
-    return 1;
-  }
-  return 0;
+  for (int i = 0; i < 3; i++)
+    if (!maps_back(ctx->pgd, ctx->objects[i], ctx->depth, base)) return 0;
+  page_offset_base = base;
+  levels = ctx->depth;
+  return 1;
 }
 
 SEC("iter/task")
@@ -120,7 +128,9 @@ int abit_walk(struct bpf_iter__task* it) {
   if (cmd == ABIT_CMD_DERIVE) {
     page_offset_base = 0;
     levels = 0;
-    struct derive_ctx d = {.pgd = pgd, .depth = 5};
+    /* group_leader read as a number: the verifier keeps a trusted task pointer out of arithmetic. */
+    __u64 leader = (__u64)BPF_CORE_READ(task, group_leader);
+    struct derive_ctx d = {.pgd = pgd, .objects = {pgd, (__u64)mm, leader}, .depth = 5};
     bpf_loop(DERIVE_CANDIDATES, try_base, &d, 0);
     if (!levels) {
       d.depth = 4;
