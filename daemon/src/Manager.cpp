@@ -332,10 +332,12 @@ void Manager::finishMoves(IntervalReport& rep) {
     // when one lands there (the profiler skips a process it no longer profiles).
     for (const auto& l : stats.landings)
       if (l.request < list.size()) profiler_->noteMoved(list[l.request].pid, l.start, l.end, l.node);
-    // The rate pages really move, for the debug log (a run of at least 1 MiB); the policy
-    // prices moves at migration.max_rate (MoveValue.h).
-    if (stats.pagesMoved >= 256 && stats.bytesPerSecond() > 0)
+    // The rate pages really move (a run of at least 1 MiB), for the debug log and for the
+    // policy's timing of moves ahead of need; it prices moves at migration.max_rate (MoveValue.h).
+    if (stats.pagesMoved >= 256 && stats.bytesPerSecond() > 0) {
       moveBytesPerSecond_ = moveBytesPerSecond_ > 0 ? 0.7 * moveBytesPerSecond_ + 0.3 * stats.bytesPerSecond() : stats.bytesPerSecond();
+      policy_->moveRate(moveBytesPerSecond_);
+    }
     (up ? rep.promotedPages : rep.demotedPages) += stats.pagesMoved;
     rep.failedPages += stats.pagesFailed();
     rep.thpSplit += stats.thpSplit;

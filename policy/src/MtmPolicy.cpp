@@ -17,8 +17,11 @@ constexpr uint64_t kThp = kThpSize;
 uint64_t covered(const profiler::RegionInfo& r, const std::vector<PhasePredictor::Prediction>& runs, double* hotness = nullptr,
                  double* confidence = nullptr, bool* ahead = nullptr) {
   uint64_t bytes = 0;
-  for (const auto& p : runs) {  // chunk runs, few: a group's, per pending prediction
-    if (p.pid != r.pid || p.end <= r.start || p.start >= r.end) continue;
+  // Sorted by address, ends in order too (PhasePredictor): the first that ends past r's start.
+  auto first = std::lower_bound(runs.begin(), runs.end(), std::pair(r.pid, r.start),
+                                [](const auto& p, const auto& key) { return std::pair(p.pid, p.end) <= key; });
+  for (auto it = first; it != runs.end() && it->pid == r.pid && it->start < r.end; ++it) {
+    const auto& p = *it;
     bytes += std::min(p.end, r.end) - std::max(p.start, r.start);
     if (hotness) *hotness = std::max(*hotness, p.hotness);
     if (confidence) *confidence = std::max(*confidence, p.confidence);
@@ -36,7 +39,8 @@ uint64_t covered(const profiler::RegionInfo& r, const std::vector<PhasePredictor
 // was covered, a 124 MiB region holding a 64 MiB group and most of another went up, and the
 // current phase's set went down to make it room before its phase ended). Regions that cooling
 // predictions cover by half rank as cold (at most `cold`): the room the predicted group needs
-// may come from them (a watermark does not shed them: Planner). Returns the bytes so raised.
+// may come from them (a watermark does not shed them: Planner). Regions that keeps cover by half
+// are keptForNext: that room may not come from them. Returns the bytes so raised.
 uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predictor, double cold) {
   uint64_t raised = 0;
   std::vector<profiler::RegionInfo> out;
@@ -51,6 +55,8 @@ uint64_t applyPredictions(profiler::Snapshot& snap, const PhasePredictor& predic
       if (predicted < half && covered(r, predictor.coolings()) >= half) {
         out.back().hotness = std::min(r.hotness, cold);
         out.back().coolingPredicted = true;
+      } else if (predicted < half) {
+        out.back().keptForNext = covered(r, predictor.keeps()) >= half;
       }
       continue;
     }
@@ -140,6 +146,10 @@ void MtmPolicy::creditStays(const profiler::Snapshot& snap, const config::TierMa
 Status MtmPolicy::hint(const Hint& hint) {
   if (!predictor_) return Error("hints feed predictive placement, which is off: set policy.predict.mode: on");
   return predictor_->hint(hint);
+}
+
+void MtmPolicy::moveRate(double bytesPerSecond) {
+  if (predictor_) predictor_->setMoveRate(bytesPerSecond);
 }
 
 // A THP split here is collapsed again once the regions over it are 4 KiB-mapped and agree: one

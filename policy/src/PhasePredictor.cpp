@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <tuple>
 
 #include "mtm/Log.h"
 
@@ -38,7 +39,12 @@ PhasePredictor::PhasePredictor(const config::Config& config, Limits limits)
       minConfidence_(config.policy.predict.minConfidence),
       horizon_(uint64_t{config.policy.predict.horizonS} * 1000 / std::max<uint32_t>(1, config.profiler.intervalMs)),
       bytesPerInterval_(std::max(1.0, double(config.migration.maxRateBytes) * double(config.profiler.intervalMs) / 1000.0)),
+      intervalS_(double(config.profiler.intervalMs) / 1000.0),
       limits_(limits) {}
+
+void PhasePredictor::setMoveRate(double bytesPerSecond) {
+  if (bytesPerSecond > 0) measuredBytesPerInterval_ = std::min(bytesPerInterval_, bytesPerSecond * intervalS_);
+}
 
 void PhasePredictor::observe(const profiler::Snapshot& snap) {
   now_ = snap.interval;
@@ -47,10 +53,18 @@ void PhasePredictor::observe(const profiler::Snapshot& snap) {
   for (const auto& r : snap.regions) byPid[r.pid].push_back(&r);
   predictions_.clear();
   coolings_.clear();
+  keeps_.clear();
   for (auto& [pid, regions] : byPid) {
     auto [it, added] = targets_.try_emplace(pid);
     observeTarget(pid, it->second, regions, snap.interval);
   }
+  // By address: the policy looks each region up in them. Runs of one list and pid do not overlap
+  // (a chunk is of one group) or are the same (two predictions cooling one group), so their ends
+  // are in order too.
+  const auto byAddress = [](const Prediction& a, const Prediction& b) {
+    return std::tie(a.pid, a.start, a.end) < std::tie(b.pid, b.start, b.end);
+  };
+  for (auto* runs : {&predictions_, &coolings_, &keeps_}) std::sort(runs->begin(), runs->end(), byAddress);
 }
 
 void PhasePredictor::observeTarget(int pid, Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval) {
@@ -485,20 +499,13 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
     }
   }
   if (last) {
-    // The phases that followed: links learned at the same onset are one, weighing what its
-    // best-known member does (groups that always begin together are each as sure as the phase).
-    std::map<uint64_t, double> phases;
-    for (const auto& s : last->successors) phases[s.seen] = std::max(phases[s.seen], s.weight);
-    double total = 0;
-    for (const auto& [_, weight] : phases) total += weight;
     std::optional<bool> known;
-    for (const auto& s : last->successors) {
-      if (s.weight < minConfidence_ * total || !t.groups.count(s.group)) continue;
-      const uint64_t expected = lastOnset + static_cast<uint64_t>(std::llround(s.lagMean));
-      const auto spread = static_cast<uint64_t>(std::llround(2 * s.lagDev));
+    for (const Successor* s : confidentSuccessors(t, *last)) {
+      const uint64_t expected = lastOnset + static_cast<uint64_t>(std::llround(s->lagMean));
+      const auto spread = static_cast<uint64_t>(std::llround(2 * s->lagDev));
       if (interval + horizon_ + spread < expected || interval > expected + spread) continue;
       if (!known) known = knowsPhase(t, latestPhase, phaseBefore);  // a walk over the chunks: only when a prediction is due
-      if (*known) expect(t, s.group, expected, std::max(kMinPatience, static_cast<uint64_t>(s.lagMean / 2)) + spread, lastGroup);
+      if (*known) expect(t, s->group, expected, std::max(kMinPatience, static_cast<uint64_t>(s->lagMean / 2)) + spread, lastGroup);
     }
   }
   for (const Pending& p : t.pending) {
@@ -512,12 +519,38 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
         if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) appendRun(coolings_, pid, c, 0, 0, false);
     predictUnseen(pid, t, t.groups.at(p.group), true);
   }
+  keepFollowers(pid, t);
   // A group whose episode began: its members not seen hot yet -- moved up ahead of it, or not
   // yet found by the checks -- count as hot until the horizon before its usual end, so that
   // memory moved up for it is not taken for the coldest there the moment the prediction is
   // met, and the rest of the group follows the part seen first.
   for (const auto& [id, g] : t.groups)
     if (g.active && g.durations > 0 && double(interval + horizon_) < double(g.onset) + g.duration) predictUnseen(pid, t, g, false);
+}
+
+std::vector<const PhasePredictor::Successor*> PhasePredictor::confidentSuccessors(const Target& t, const Group& g) const {
+  std::map<uint64_t, double> phases;
+  for (const auto& s : g.successors) phases[s.seen] = std::max(phases[s.seen], s.weight);
+  double total = 0;
+  for (const auto& [_, weight] : phases) total += weight;
+  std::vector<const Successor*> out;
+  for (const auto& s : g.successors)
+    if (s.weight >= minConfidence_ * total && t.groups.count(s.group)) out.push_back(&s);
+  return out;
+}
+
+void PhasePredictor::keepFollowers(int pid, const Target& t) {
+  std::vector<uint32_t> reached;
+  for (const Pending& p : t.pending)
+    if (swapFits(t.groups.at(p.group))) reached.push_back(p.group);
+  for (size_t i = 0; i < reached.size(); ++i) {  // each group once: links may close a cycle
+    for (const Successor* s : confidentSuccessors(t, t.groups.at(reached[i]))) {
+      const Group& next = t.groups.at(s->group);
+      if (next.active || std::find(reached.begin(), reached.end(), s->group) != reached.end()) continue;
+      reached.push_back(s->group);
+      for (uint64_t c : next.members) appendRun(keeps_, pid, c, next.hotness, next.confidence, false);
+    }
+  }
 }
 
 bool PhasePredictor::knowsPhase(const Target& t, const std::vector<uint32_t>& phase, uint64_t phaseBefore) {
@@ -542,9 +575,9 @@ bool PhasePredictor::endsWithin(const Group& g, uint64_t interval, uint64_t give
   return end <= double(giveUp) && double(interval + lead) >= end;
 }
 
-uint64_t PhasePredictor::coolingLead(const Group& next) const {
-  const double copy = std::ceil(double(bytesOf(next)) / bytesPerInterval_);
-  return std::min(horizon_, static_cast<uint64_t>(copy) + 1);
+uint64_t PhasePredictor::swapIntervals(const Group& next) const {
+  const double rate = measuredBytesPerInterval_ > 0 ? measuredBytesPerInterval_ : bytesPerInterval_;
+  return static_cast<uint64_t>(std::ceil(2.0 * double(bytesOf(next)) / rate));
 }
 
 // Chunks not hot for a long time leave their groups; empty groups and links to them go.

@@ -119,13 +119,13 @@ void Planner::collectCandidates() {
     std::stable_sort(byTier[t].begin(), byTier[t].end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     auto& c = candidates_[t];
     c.bytesBefore.push_back(0);
-    c.aheadBytesBefore.push_back(0);
+    c.keptBytesBefore.push_back(0);
     for (const auto& [hotness, i] : byTier[t]) {
       const auto& r = snap_.regions[i];
       c.regions.push_back(i);
       c.hotness.push_back(hotness);
       c.bytesBefore.push_back(c.bytesBefore.back() + (r.end - r.start));
-      c.aheadBytesBefore.push_back(c.aheadBytesBefore.back() + (r.predictedAhead ? r.end - r.start : 0));
+      c.keptBytesBefore.push_back(c.keptBytesBefore.back() + (keptFromPrediction(r) ? r.end - r.start : 0));
     }
   }
 }
@@ -251,7 +251,7 @@ bool Planner::reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double li
     const size_t i = c.regions[at];
     const auto& r = snap_.regions[i];
     if (planned_[i] || (why == RoomFor::watermark && (r.coolingPredicted || r.predictedAhead)) ||
-        (why != RoomFor::seenHot && disproved_[i]) || (why == RoomFor::predictedHot && r.predictedAhead))
+        (why != RoomFor::seenHot && disproved_[i]) || (why == RoomFor::predictedHot && keptFromPrediction(r)))
       continue;
     const uint64_t start = demotedFrom(r, static_cast<uint64_t>(bytes - freed)), size = r.end - start;
     for (size_t down = tier + 1; down < tiers_.tiers.size(); ++down) {
@@ -280,8 +280,8 @@ int64_t Planner::demotable(const Transaction& tx, size_t tier, double limit, Roo
   const size_t at = tx.cursor[tier];
   const size_t end = static_cast<size_t>(std::upper_bound(c.hotness.begin(), c.hotness.end(), limit) - c.hotness.begin());
   if (end <= at) return 0;
-  const uint64_t ahead = why == RoomFor::predictedHot ? c.aheadBytesBefore[end] - c.aheadBytesBefore[at] : 0;
-  return static_cast<int64_t>(c.bytesBefore[end] - c.bytesBefore[at] - ahead);
+  const uint64_t kept = why == RoomFor::predictedHot ? c.keptBytesBefore[end] - c.keptBytesBefore[at] : 0;
+  return static_cast<int64_t>(c.bytesBefore[end] - c.bytesBefore[at] - kept);
 }
 
 bool Planner::reserve(Transaction& tx, Move move) const {

@@ -26,6 +26,12 @@ config::Config predictOn() {
   return c;
 }
 
+config::Config predictOff() {
+  config::Config c = predictOn();
+  c.policy.predict.mode = "off";
+  return c;
+}
+
 // A workload of `groups` groups of 32 MiB, one hot at a time: region g is [g * 64 MiB, + 32 MiB).
 profiler::RegionInfo groupRegion(int g, double hotness, int tier) {
   profiler::RegionInfo r;
@@ -597,9 +603,7 @@ TEST_CASE("predictive placement: the next phase's memory moves up before the pha
   CHECK(plans.back().prediction.predictions >= 1);
   CHECK(plans.back().prediction.boostedBytes == kGroupMiB * kMiB);
   // Off (the default), the same history promotes nothing early.
-  config::Config off = predictOn();
-  off.policy.predict.mode = "off";
-  MtmPolicy reactive(off);
+  MtmPolicy reactive(predictOff());
   bool early = false;
   for (uint64_t i = 0; i < 40; ++i) {
     const int hot = std::vector<int>{0, 1, 2, 0}[i / 10];
@@ -686,17 +690,20 @@ TEST_CASE("predictor: hints found a group and predict a hinted phase's groups at
   CHECK(refused.error().message().find("chunks of 2 MiB") != std::string::npos);
 }
 
-TEST_CASE("predictor: the group before is predicted to cool only as long before its end as the next one's copy takes",
-          "[policy][predict]") {
-  // Phases of 20 intervals of 1 s, a horizon of 6 s, groups of 32 MiB. At 512 MiB/s the copy
-  // takes one interval: cooling begins 2 before the end, not 6 (under TCG, from the whole
-  // horizon a set still read went down 4 s early and the run lost to reactive placement). At
-  // 8 MiB/s it takes four: 5 before. At 4 MiB/s eight: the horizon, 6.
-  const auto [rate, lead] = GENERATE(table<uint64_t, uint64_t>({{512, 2}, {8, 5}, {4, 6}}));
+TEST_CASE("predictor: the group before is predicted to cool only as long before its end as the swap takes", "[policy][predict]") {
+  // Phases of 20 intervals of 1 s, a horizon of 6 s, groups of 32 MiB: the swap moves 64 MiB,
+  // the group before down and the next one up. At 512 MiB/s it takes one interval: cooling
+  // begins 2 before the end, not 6 (under TCG, from the whole horizon a set still read went down
+  // 4 s early and the run lost to reactive placement). At 16 MiB/s it takes four: 5 before. At
+  // 4 MiB/s sixteen: the horizon, 6. The mover's measured rate, once known, counts instead of
+  // max_rate -- up to max_rate.
+  const auto [maxRate, measured, lead] =
+      GENERATE(table<uint64_t, uint64_t, uint64_t>({{512, 0, 2}, {16, 0, 5}, {4, 0, 6}, {512, 16, 5}, {16, 512, 5}}));
   config::Config cfg = predictOn();
   cfg.policy.predict.horizonS = 6;
-  cfg.migration.maxRateBytes = rate * kMiB;
+  cfg.migration.maxRateBytes = maxRate * kMiB;
   PhasePredictor p(cfg);
+  p.setMoveRate(double(measured * kMiB));
   uint64_t now = 0, earliest = 100;
   bool cooledAtEnd = true;
   for (int cycle = 0; cycle < 4; ++cycle)
@@ -708,59 +715,102 @@ TEST_CASE("predictor: the group before is predicted to cool only as long before 
         if (cooled) earliest = std::min(earliest, i);
         if (i == 19) cooledAtEnd = cooledAtEnd && cooled;
       }
-  INFO("max_rate " << rate << " MiB/s");
+  INFO("max_rate " << maxRate << " MiB/s, measured " << measured << " MiB/s");
   CHECK(earliest == 20 - lead);
   CHECK(cooledAtEnd);
 }
 
+namespace {
+
+// Four cycles of A B C, phases of 10 s, through a policy whose moves are done at once, at a
+// measured `moveRateMiB` per second (0: none measured). Tier 0 has `topMiB` free less 32 MiB for
+// each group there (2% of it, 20 MiB, is its low watermark).
+// Phases of 10 s: a move back after 10 s is not churn here (pingpong_window_s under a phase).
+struct CyclePlacement {
+  std::vector<bool> readyAtStart;  // per phase: its group in tier 0 when the phase began
+  std::vector<int> groupMoves;     // per phase: groups moved during it
+};
+CyclePlacement placeCycles(config::Config cfg, int64_t topMiB, uint64_t moveRateMiB = 0) {
+  cfg.policy.pingPongWindowS = 5;
+  MtmPolicy policy(cfg);
+  if (moveRateMiB) policy.moveRate(double(moveRateMiB * kMiB));
+  std::vector<int> tierOf(3, 1);
+  CyclePlacement out;
+  uint64_t now = 0;
+  for (int cycle = 0; cycle < 4; ++cycle)
+    for (int hot = 0; hot < 3; ++hot) {
+      out.readyAtStart.push_back(tierOf[hot] == 0);
+      out.groupMoves.push_back(0);
+      for (uint64_t i = 0; i < 10; ++i, ++now) {
+        config::TierMap tiers;
+        const auto inTop = std::count(tierOf.begin(), tierOf.end(), 0);
+        for (int k = 0; k < 2; ++k) {
+          config::Tier t;
+          t.index = k;
+          t.nodes = {k};
+          t.capacityBytes = t.totalBytes = 1024 * kMiB;
+          t.freeBytes = uint64_t(k == 0 ? topMiB - 32 * inTop : 512) * kMiB;
+          t.lowWatermark = 0.02;
+          t.highWatermark = 0.05;
+          tiers.tiers.push_back(t);
+        }
+        profiler::Snapshot s;
+        s.interval = now;
+        for (int g = 0; g < 3; ++g) s.regions.push_back(groupRegion(g, g == hot ? 0.9 : 0.0, tierOf[g]));
+        for (const auto& m : policy.plan(s, tiers).moves)
+          for (int g = 0; g < 3; ++g) {
+            const auto r = groupRegion(g, 0, 0);
+            for (const auto& range : m.ranges)
+              if (range.start < r.end && range.end > r.start && tierOf[g] != m.toNode) {
+                tierOf[g] = m.toNode;
+                ++out.groupMoves.back();
+              }
+          }
+      }
+    }
+  return out;
+}
+
+}  // namespace
+
 TEST_CASE("predictive placement: with room for one phase, the next phase's memory takes the ending one's place in time",
           "[policy][predict]") {
   // Tier 0 has room for one 32 MiB group: the predicted one can only come as the current one goes.
-  // Phases of 10 s: a move back after 10 s is not churn here (pingpong_window_s under a phase).
-  auto world = [](config::Config cfg) {
-    cfg.policy.pingPongWindowS = 5;
-    MtmPolicy policy(cfg);
-    std::vector<int> tierOf(3, 1);
-    std::vector<bool> readyAtStart;  // per phase: its group in tier 0 when the phase began
-    uint64_t now = 0;
-    for (int cycle = 0; cycle < 4; ++cycle)
-      for (int hot = 0; hot < 3; ++hot)
-        for (uint64_t i = 0; i < 10; ++i, ++now) {
-          if (i == 0) readyAtStart.push_back(tierOf[hot] == 0);
-          config::TierMap tiers;
-          int inTop = 0;
-          for (int t : tierOf) inTop += t == 0 ? 1 : 0;
-          for (int k = 0; k < 2; ++k) {
-            config::Tier t;
-            t.index = k;
-            t.nodes = {k};
-            t.capacityBytes = t.totalBytes = 1024 * kMiB;
-            t.freeBytes = (k == 0 ? 60 - 32 * inTop : 512) * kMiB;
-            t.lowWatermark = 0.02;
-            t.highWatermark = 0.05;
-            tiers.tiers.push_back(t);
-          }
-          profiler::Snapshot s;
-          s.interval = now;
-          for (int g = 0; g < 3; ++g) s.regions.push_back(groupRegion(g, g == hot ? 0.9 : 0.0, tierOf[g]));
-          for (const auto& m : policy.plan(s, tiers).moves)  // the mover, done at once
-            for (int g = 0; g < 3; ++g) {
-              const auto r = groupRegion(g, 0, 0);
-              for (const auto& range : m.ranges)
-                if (range.start < r.end && range.end > r.start) tierOf[g] = m.toNode;
-            }
-        }
-    return readyAtStart;
-  };
-  config::Config off = predictOn();
-  off.policy.predict.mode = "off";
-  const auto reactive = world(off), predictive = world(predictOn());
+  const auto reactive = placeCycles(predictOff(), 60).readyAtStart, predictive = placeCycles(predictOn(), 60).readyAtStart;
   // From the second cycle's second phase on, every phase finds its memory on top; reactively, none.
   for (size_t phase = 4; phase < predictive.size(); ++phase) {
     INFO("phase " << phase);
     CHECK(predictive[phase]);
     CHECK_FALSE(reactive[phase]);
   }
+}
+
+TEST_CASE("predictive placement: with room for two phases of three the room comes from the phase used again last", "[policy][predict]") {
+  // Tier 0 has room for two 32 MiB groups above its high watermark (5%: 51 MiB), not for three
+  // above its low one (2%). Making the next group room with the coldest one (the phase before,
+  // which follows the next) swaps two groups every phase; with the phase under way as it ends
+  // (used again last, after both others), every other phase.
+  // Only once the mover's rate is measured and the swap fits the horizon: the room opens late,
+  // and a swap timed at max_rate under a slower mover would not be done when the phase begins.
+  const auto reactive = placeCycles(predictOff(), 116), predictive = placeCycles(predictOn(), 116, 512),
+             unmeasured = placeCycles(predictOn(), 116), slow = placeCycles(predictOn(), 116, 8);
+  int reactiveMoves = 0, predictiveMoves = 0, unmeasuredMoves = 0, slowMoves = 0, phases = 0;
+  for (size_t phase = 4; phase < predictive.readyAtStart.size(); ++phase, ++phases) {
+    INFO("phase " << phase);
+    CHECK(predictive.readyAtStart[phase]);
+    CHECK(unmeasured.readyAtStart[phase]);
+    reactiveMoves += reactive.groupMoves[phase];
+    predictiveMoves += predictive.groupMoves[phase];
+    unmeasuredMoves += unmeasured.groupMoves[phase];
+    slowMoves += slow.groupMoves[phase];
+  }
+  CHECK(predictiveMoves <= phases);
+  CHECK(predictiveMoves <= reactiveMoves);
+  CHECK(predictiveMoves > 0);
+  // Without a measured rate, or with a swap longer than the horizon (64 MiB at 8 MiB/s: 8 s of
+  // 2): the coldest gives the room, two groups a phase.
+  CHECK(unmeasuredMoves == 2 * phases);
+  CHECK(slowMoves == 2 * phases);
 }
 
 TEST_CASE("predictor: a group is predicted at the hotness it peaked at, not the last reading as it cooled", "[policy][predict]") {

@@ -29,6 +29,7 @@ class MtmPolicy final : public Policy {
   // Exits, what moved memory earned where it went, and the predictor's phases.
   void observe(const profiler::Snapshot& snapshot, const config::TierMap& tiers) override;
   Status hint(const Hint& hint) override;
+  void moveRate(double bytesPerSecond) override;
   const MoveMemory& memory() const { return memory_; }
 
   // Move records kept: at most this many per live region, plus a little.

@@ -45,11 +45,22 @@
 //   began, its members not yet seen hot count as hot until the horizon before its usual end:
 //   memory moved up for it stays there.
 //   The group before it, when its episodes usually end by then, is predicted to cool from as
-//   long before its usual end as the predicted group's copy takes (at migration.max_rate) and
-//   one interval more, at most horizon_s: the plan may send it down to make the room (a tier
-//   that holds one phase's memory, not two), and a phase that runs long keeps its memory until
-//   then. (From the whole horizon, a set still read went down 4 s early under TCG and the run
-//   lost to reactive placement.)
+//   long before its usual end as the swap takes -- it going down and the predicted group coming
+//   up, one after the other, at the rate the mover has really moved lately (migration.max_rate
+//   until it has) -- and one interval more, at most horizon_s: the plan may send it down to make
+//   the room (a tier that holds one phase's memory, not two), and a phase that runs long keeps
+//   its memory until then. (From the whole horizon, a set still read went down 4 s early under
+//   TCG and the run lost to reactive placement.)
+//   The groups that follow the predicted one, by confident links, before the phase under way
+//   comes again are kept: the plan takes no room from them for the prediction. Of the memory on
+//   top, the phase under way is used again last, so the room comes from it as it cools (the
+//   choice of Belady's cache, which evicts what is used furthest ahead). A tier that holds two
+//   phases of a cycle of three swaps one every other phase -- as often as reactive placement --
+//   where taking the room from the coldest (the phase before, used right after the predicted
+//   one) swapped one every phase (VM lab: 1.31x reactive's bytes). Only where the swap is timed
+//   from a measured rate and fits the horizon: the room then opens late, and a lead from
+//   max_rate (512 MiB/s, where TCG moves 30-140) left phases starting with 0.67 of their set on
+//   top.
 // - Hints (mtmctl hint, mtm/hint.h): "these ranges are used together" founds a group of their
 //   chunks at once; "phase N begins" predicts at once the groups whose onsets fell in phase N
 //   last time, and the onsets that follow are filed under N.
@@ -106,11 +117,16 @@ class PhasePredictor {
   void observe(const profiler::Snapshot& snapshot);
   // Takes a process's hint (applied from the next interval on); errors say what was wrong.
   Status hint(const Hint& hint);
-  // Chunk runs to treat as hot in this interval's plan.
+  // The mover's measured rate, in bytes per second (Policy::moveRate): it times the swaps.
+  void setMoveRate(double bytesPerSecond);
+  // Chunk runs to treat as hot in this interval's plan. These lists are sorted by (pid, start).
   const std::vector<Prediction>& predictions() const { return predictions_; }
   // Chunk runs of active groups expected to have cooled when a predicted group begins (their
   // episodes usually end by then): the plan may treat them as cold, to make the room.
   const std::vector<Prediction>& coolings() const { return coolings_; }
+  // Chunk runs of groups that follow a predicted group before the phase under way comes again:
+  // the plan keeps them where they are rather than make the predicted group room with them.
+  const std::vector<Prediction>& keeps() const { return keeps_; }
   Stats stats() const;
   // Chunks, groups and successors held, over all targets (for tests of the bounds).
   size_t entries() const;
@@ -180,6 +196,13 @@ class PhasePredictor {
   void learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIntervals, double weight, uint64_t seen);
   void unlearn(Target& t, uint32_t from, uint32_t to, double weight);
   void predict(int pid, Target& t, uint64_t interval);
+  // The successors of g that predictions follow: those with min_confidence of the phases that
+  // followed g (links learned at the same onset are one phase, weighing what its best-known
+  // member does: groups that always begin together are each as sure as the phase).
+  std::vector<const Successor*> confidentSuccessors(const Target& t, const Group& g) const;
+  // Adds to keeps_ the groups reached through confident links, up to an active group, from the
+  // pending predictions whose swap fits.
+  void keepFollowers(int pid, const Target& t);
   // Whether the latest phase's groups hold most of the memory that turned hot since the phase
   // before began (its onset: phaseBefore, 0 for none): if not, the phase under way is not known
   // yet -- a few chunks of it, hot at start-up, stand for it -- and what it would predict is not
@@ -191,9 +214,15 @@ class PhasePredictor {
   // Whether active group g's episode, at its usual length, ends by `giveUp` and within the
   // horizon of `interval`.
   bool endsWithin(const Group& g, uint64_t interval, uint64_t giveUp, uint64_t lead) const;
+  // Intervals the swap that makes `next` room takes: the group ahead going down and `next`
+  // coming up, at the mover's measured rate (migration.max_rate until one is known).
+  uint64_t swapIntervals(const Group& next) const;
   // Intervals before the group ahead of it ends that `next` must start up to be on top when it
-  // begins: its copy at migration.max_rate, and one more; at most the horizon.
-  uint64_t coolingLead(const Group& next) const;
+  // begins: its swap, and one more; at most the horizon.
+  uint64_t coolingLead(const Group& next) const { return std::min(horizon_, swapIntervals(next) + 1); }
+  // Whether `next`'s followers may be kept (keepFollowers): its swap is timed from a measured
+  // rate and fits the horizon, so the room taken late, from the phase under way, opens in time.
+  bool swapFits(const Group& next) const { return measuredBytesPerInterval_ > 0 && swapIntervals(next) + 1 <= horizon_; }
   uint64_t bytesOf(const Group& g) const { return g.members.size() * kChunkBytes; }
   // A prediction of `group` from now until `patience` intervals past `expected`.
   void expect(Target& t, uint32_t group, uint64_t expected, uint64_t patience, uint32_t from);
@@ -203,11 +232,13 @@ class PhasePredictor {
   const double hotThreshold_;
   const double coldThreshold_;
   const double minConfidence_;
-  const uint64_t horizon_;         // intervals
-  const double bytesPerInterval_;  // migration.max_rate over one interval
+  const uint64_t horizon_;               // intervals
+  const double bytesPerInterval_;        // migration.max_rate over one interval
+  const double intervalS_;               // profiler.interval_ms, in seconds
+  double measuredBytesPerInterval_ = 0;  // the mover's measured rate over one interval (0: none yet)
   const Limits limits_;
   std::map<int, Target> targets_;
-  std::vector<Prediction> predictions_, coolings_;
+  std::vector<Prediction> predictions_, coolings_, keeps_;
   uint64_t now_ = 0;  // the interval being observed, or next
   uint64_t predictionsMade_ = 0, hits_ = 0, misses_ = 0, predictedBytes_ = 0, mispredictedBytes_ = 0;
 };

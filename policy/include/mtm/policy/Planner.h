@@ -58,9 +58,9 @@ class Planner {
   };
   struct Candidates {  // a tier's demotion candidates, coldest first
     std::vector<size_t> regions;
-    std::vector<double> hotness;             // demotionHotness(), ascending
-    std::vector<uint64_t> bytesBefore;       // bytes of regions[0..k), one more entry than regions
-    std::vector<uint64_t> aheadBytesBefore;  // the same, of regions predicted ahead only
+    std::vector<double> hotness;            // demotionHotness(), ascending
+    std::vector<uint64_t> bytesBefore;      // bytes of regions[0..k), one more entry than regions
+    std::vector<uint64_t> keptBytesBefore;  // the same, of regions that make no room for a prediction
   };
 
   void rank();
@@ -72,11 +72,14 @@ class Planner {
   Transaction begin() const;
   // What room is made for: memory seen hot, memory predicted hot (predictedAhead), or a
   // watermark. Regions predicted to cool give room to either promotion; regions predicted ahead
-  // only to memory seen hot; a watermark sheds neither (RegionInfo).
+  // or kept for a phase that follows only to memory seen hot; a watermark sheds neither of the
+  // first two (RegionInfo).
   enum class RoomFor { seenHot, predictedHot, watermark };
   static RoomFor roomFor(const profiler::RegionInfo& promoted) {
     return promoted.predictedAhead ? RoomFor::predictedHot : RoomFor::seenHot;
   }
+  // Whether r may not go down to make room for memory predicted hot.
+  static bool keptFromPrediction(const profiler::RegionInfo& r) { return r.predictedAhead || r.keptForNext; }
   // Reserves demotions out of `tier` of candidates at or below `limit` until `bytes` are free
   // there. `wholeOrNothing`: false, reserving nothing, when they cannot free that much.
   bool reserveRoom(Transaction& tx, size_t tier, int64_t bytes, double limit, bool wholeOrNothing, RoomFor why) const;

@@ -78,6 +78,9 @@ class Policy {
   virtual void observe(const profiler::Snapshot& /*snapshot*/, const config::TierMap& /*tiers*/) {}
   // Takes a hint, or says why not (a policy that does not predict takes none).
   virtual Status hint(const Hint& hint);
+  // The rate the mover has really moved pages at lately, in bytes per second (smoothed over its
+  // runs of 1 MiB or more): what a policy that times moves ahead of need plans with.
+  virtual void moveRate(double /*bytesPerSecond*/) {}
 };
 
 }  // namespace mtm::policy

@@ -24,9 +24,11 @@ struct RegionInfo {
   // Set by the policy's phase predictor, not the profiler. coolingPredicted: expected to cool
   // before the memory predicted next is needed, its hotness lowered to cold_threshold at most.
   // predictedAhead: its hotness raised for a phase that has not begun (Planner: it gives way to
-  // memory seen hot).
+  // memory seen hot). keptForNext: of a phase predicted to follow the one predicted next before
+  // the phase under way comes again (Planner: it makes no room for memory predicted hot).
   bool coolingPredicted = false;
   bool predictedAhead = false;
+  bool keptForNext = false;
 };
 
 struct Snapshot {
