@@ -108,7 +108,13 @@ void MtmPolicy::observe(const profiler::Snapshot& snap, const config::TierMap& t
   for (int pid : snap.exited) memory_.forget(pid);
   memory_.prune(snap.regions, snap.interval, kMemoryPerRegion * snap.regions.size() + kMemorySlack);
   creditStays(snap, tiers);
-  if (predictor_) predictor_->observe(snap);
+  if (!predictor_) return;
+  if (!tiers.tiers.empty()) {
+    const auto& top = tiers.tiers.front();
+    const auto reserve = static_cast<uint64_t>(top.lowWatermark * double(top.capacityBytes));
+    predictor_->setTopFree(top.freeBytes > reserve ? top.freeBytes - reserve : 0);
+  }
+  predictor_->observe(snap);
 }
 
 Plan MtmPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& tiers) {

@@ -68,6 +68,9 @@ void PhasePredictor::observe(const profiler::Snapshot& snap) {
 }
 
 void PhasePredictor::observeTarget(int pid, Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval) {
+  t.topRoom = topFree_;
+  if (topFree_ != UINT64_MAX)
+    for (const auto* r : regions) t.topRoom += r->tier == 0 ? r->end - r->start : 0;
   std::vector<uint64_t> cooled;
   markChunks(t, regions, interval, cooled);
   learnGroup(t, std::move(cooled), interval);
@@ -413,8 +416,9 @@ void PhasePredictor::expect(Target& t, uint32_t group, uint64_t expected, uint64
   if (g == t.groups.end() || g->second.active) return;
   if (std::any_of(t.pending.begin(), t.pending.end(), [&](const Pending& p) { return p.group == group; })) return;
   t.pending.push_back({group, expected, expected + patience, from});
-  MTM_DEBUG("predict group={} expected={} give_up={} from={} chunks={}", group, expected, expected + patience, from,
-            g->second.members.size());
+  MTM_DEBUG("predict group={} expected={} give_up={} from={} chunks={} top_room_mib={} swap_fits={} cooling_lead={}", group, expected,
+            expected + patience, from, g->second.members.size(), t.topRoom == UINT64_MAX ? -1 : int64_t(t.topRoom >> 20), swapFits(t),
+            coolingLead(t));
   ++predictionsMade_;
   predictedBytes_ += bytesOf(g->second);
 }
@@ -508,13 +512,14 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
       if (*known) expect(t, s->group, expected, std::max(kMinPatience, static_cast<uint64_t>(s->lagMean / 2)) + spread, lastGroup);
     }
   }
+  const uint64_t lead = coolingLead(t);
   for (const Pending& p : t.pending) {
-    // The group before it ends by then, as its episodes usually do: predicted to cool from as
-    // many intervals before its expected end as the predicted group's copy takes, and one more
-    // -- not before: memory still read that goes down early loses its accesses for as long as
-    // it is early, and a phase that outlasts the prediction keeps its memory until then.
-    if (auto from = t.groups.find(p.from); from != t.groups.end() && from->second.active && from->second.durations > 0 &&
-                                           endsWithin(from->second, interval, p.giveUp, coolingLead(t.groups.at(p.group))))
+    // The group before it ends by then, as its episodes usually do: predicted to cool from `lead`
+    // intervals before its expected end -- not before: memory still read that goes down early
+    // loses its accesses for as long as it is early, and a phase that outlasts the prediction
+    // keeps its memory until then.
+    if (auto from = t.groups.find(p.from);
+        from != t.groups.end() && from->second.active && from->second.durations > 0 && endsWithin(from->second, interval, p.giveUp, lead))
       for (uint64_t c : from->second.members)
         if (auto it = t.chunks.find(c); it != t.chunks.end() && it->second.hot) appendRun(coolings_, pid, c, 0, 0, false);
     predictUnseen(pid, t, t.groups.at(p.group), true);
@@ -541,8 +546,8 @@ std::vector<const PhasePredictor::Successor*> PhasePredictor::confidentSuccessor
 
 void PhasePredictor::keepFollowers(int pid, const Target& t) {
   std::vector<uint32_t> reached;
-  for (const Pending& p : t.pending)
-    if (swapFits(t.groups.at(p.group))) reached.push_back(p.group);
+  if (swapFits(t))
+    for (const Pending& p : t.pending) reached.push_back(p.group);
   for (size_t i = 0; i < reached.size(); ++i) {  // each group once: links may close a cycle
     for (const Successor* s : confidentSuccessors(t, t.groups.at(reached[i]))) {
       const Group& next = t.groups.at(s->group);
@@ -575,9 +580,21 @@ bool PhasePredictor::endsWithin(const Group& g, uint64_t interval, uint64_t give
   return end <= double(giveUp) && double(interval + lead) >= end;
 }
 
-uint64_t PhasePredictor::swapIntervals(const Group& next) const {
+uint64_t PhasePredictor::predictedBytes(const Target& t) const {
+  uint64_t bytes = 0;
+  for (const Pending& p : t.pending)
+    if (auto g = t.groups.find(p.group); g != t.groups.end()) bytes += bytesOf(g->second);
+  return bytes;
+}
+
+uint64_t PhasePredictor::coolingLead(const Target& t) const {
+  if (swapFits(t)) return swapIntervals(t) + 1;
+  return std::min(horizon_, static_cast<uint64_t>(std::ceil(double(predictedBytes(t)) / bytesPerInterval_)) + 1);
+}
+
+uint64_t PhasePredictor::swapIntervals(const Target& t) const {
   const double rate = measuredBytesPerInterval_ > 0 ? measuredBytesPerInterval_ : bytesPerInterval_;
-  return static_cast<uint64_t>(std::ceil(2.0 * double(bytesOf(next)) / rate));
+  return static_cast<uint64_t>(std::ceil(2.0 * double(predictedBytes(t)) / rate));
 }
 
 // Chunks not hot for a long time leave their groups; empty groups and links to them go.

@@ -691,19 +691,22 @@ TEST_CASE("predictor: hints found a group and predict a hinted phase's groups at
 }
 
 TEST_CASE("predictor: the group before is predicted to cool only as long before its end as the swap takes", "[policy][predict]") {
-  // Phases of 20 intervals of 1 s, a horizon of 6 s, groups of 32 MiB: the swap moves 64 MiB,
-  // the group before down and the next one up. At 512 MiB/s it takes one interval: cooling
-  // begins 2 before the end, not 6 (under TCG, from the whole horizon a set still read went down
-  // 4 s early and the run lost to reactive placement). At 16 MiB/s it takes four: 5 before. At
-  // 4 MiB/s sixteen: the horizon, 6. The mover's measured rate, once known, counts instead of
-  // max_rate -- up to max_rate.
-  const auto [maxRate, measured, lead] =
-      GENERATE(table<uint64_t, uint64_t, uint64_t>({{512, 0, 2}, {16, 0, 5}, {4, 0, 6}, {512, 16, 5}, {16, 512, 5}}));
+  // Phases of 20 intervals of 1 s, a horizon of 6 s, groups of 32 MiB. With a measured rate,
+  // from the swap: 64 MiB, the group before down and the next one up -- at 16 MiB/s four
+  // intervals, so cooling begins 5 before the end (a measured rate over max_rate counts as
+  // max_rate). With none, or a swap past the horizon (at 8 MiB/s: 8 s), from one copy of the
+  // next group at max_rate: at 512 MiB/s one interval, 2 before the end, not 6 (under TCG, from
+  // the whole horizon a set still read went down 4 s early and the run lost to reactive
+  // placement); at 8 MiB/s four, 5 before; at 4 MiB/s eight, the horizon, 6. The same where the
+  // top tier has room for less than the group (16 MiB free, the target's memory all below it).
+  const auto [maxRate, measured, topFreeMiB, lead] = GENERATE(table<uint64_t, uint64_t, uint64_t, uint64_t>(
+      {{512, 0, 0, 2}, {8, 0, 0, 5}, {4, 0, 0, 6}, {512, 16, 0, 5}, {16, 512, 0, 5}, {512, 8, 0, 2}, {512, 16, 32, 5}, {512, 16, 16, 2}}));
   config::Config cfg = predictOn();
   cfg.policy.predict.horizonS = 6;
   cfg.migration.maxRateBytes = maxRate * kMiB;
   PhasePredictor p(cfg);
   p.setMoveRate(double(measured * kMiB));
+  if (topFreeMiB) p.setTopFree(topFreeMiB * kMiB);
   uint64_t now = 0, earliest = 100;
   bool cooledAtEnd = true;
   for (int cycle = 0; cycle < 4; ++cycle)
@@ -715,7 +718,7 @@ TEST_CASE("predictor: the group before is predicted to cool only as long before 
         if (cooled) earliest = std::min(earliest, i);
         if (i == 19) cooledAtEnd = cooledAtEnd && cooled;
       }
-  INFO("max_rate " << maxRate << " MiB/s, measured " << measured << " MiB/s");
+  INFO("max_rate " << maxRate << " MiB/s, measured " << measured << " MiB/s, top tier free " << topFreeMiB << " MiB");
   CHECK(earliest == 20 - lead);
   CHECK(cooledAtEnd);
 }

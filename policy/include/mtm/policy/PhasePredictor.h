@@ -46,11 +46,14 @@
 //   memory moved up for it stays there.
 //   The group before it, when its episodes usually end by then, is predicted to cool from as
 //   long before its usual end as the swap takes -- it going down and the predicted group coming
-//   up, one after the other, at the rate the mover has really moved lately (migration.max_rate
-//   until it has) -- and one interval more, at most horizon_s: the plan may send it down to make
-//   the room (a tier that holds one phase's memory, not two), and a phase that runs long keeps
-//   its memory until then. (From the whole horizon, a set still read went down 4 s early under
-//   TCG and the run lost to reactive placement.)
+//   up, one after the other, at the rate the mover has really moved lately -- and one interval
+//   more: the plan may send it down to make the room (a tier that holds one phase's memory, not
+//   two), and a phase that runs long keeps its memory until then. Where no rate is measured yet
+//   or the swap does not fit horizon_s, from one copy of the predicted group at
+//   migration.max_rate and one interval more: a set still read that goes down for the whole
+//   horizon loses more than its early start gains (VM lab, TCG, room for 0.7 of a set: 4 s early,
+//   0.51-0.54 of the hot set on top against reactive's 0.62, and 0.48 against 0.57 with 190 MiB
+//   of ping-pong; one copy early, 0.62 against 0.62).
 //   The groups that follow the predicted one, by confident links, before the phase under way
 //   comes again are kept: the plan takes no room from them for the prediction. Of the memory on
 //   top, the phase under way is used again last, so the room comes from it as it cools (the
@@ -119,6 +122,9 @@ class PhasePredictor {
   Status hint(const Hint& hint);
   // The mover's measured rate, in bytes per second (Policy::moveRate): it times the swaps.
   void setMoveRate(double bytesPerSecond);
+  // The top tier's free bytes above its low watermark, for the next observe() (unset: no limit
+  // known): with each target's own bytes there, the most of a group the tier could take.
+  void setTopFree(uint64_t bytes) { topFree_ = bytes; }
   // Chunk runs to treat as hot in this interval's plan. These lists are sorted by (pid, start).
   const std::vector<Prediction>& predictions() const { return predictions_; }
   // Chunk runs of active groups expected to have cooled when a predicted group begins (their
@@ -168,6 +174,7 @@ class PhasePredictor {
     uint32_t nextGroup = 1;
     std::vector<std::pair<uint64_t, uint32_t>> onsets;  // the latest (interval, group), in time order
     std::vector<Pending> pending;
+    uint64_t topRoom = UINT64_MAX;  // its bytes in the top tier and the tier's free room, this interval
   };
 
   void observeTarget(int pid, Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval);
@@ -214,15 +221,24 @@ class PhasePredictor {
   // Whether active group g's episode, at its usual length, ends by `giveUp` and within the
   // horizon of `interval`.
   bool endsWithin(const Group& g, uint64_t interval, uint64_t giveUp, uint64_t lead) const;
-  // Intervals the swap that makes `next` room takes: the group ahead going down and `next`
-  // coming up, at the mover's measured rate (migration.max_rate until one is known).
-  uint64_t swapIntervals(const Group& next) const;
-  // Intervals before the group ahead of it ends that `next` must start up to be on top when it
-  // begins: its swap, and one more; at most the horizon.
-  uint64_t coolingLead(const Group& next) const { return std::min(horizon_, swapIntervals(next) + 1); }
-  // Whether `next`'s followers may be kept (keepFollowers): its swap is timed from a measured
-  // rate and fits the horizon, so the room taken late, from the phase under way, opens in time.
-  bool swapFits(const Group& next) const { return measuredBytesPerInterval_ > 0 && swapIntervals(next) + 1 <= horizon_; }
+  // The bytes of t's pending predictions: the groups of the phase to come, placed together.
+  uint64_t predictedBytes(const Target& t) const;
+  // Intervals the swap that makes t's predictions room takes: the groups ahead going down and
+  // the predicted ones coming up, at the mover's measured rate (migration.max_rate until known).
+  uint64_t swapIntervals(const Target& t) const;
+  // Intervals before the groups ahead end that the room for t's predictions may start to be
+  // made: where the swap fits (swapFits), the swap and one interval more; else one copy of the
+  // predicted groups at migration.max_rate and one more (at most the horizon).
+  uint64_t coolingLead(const Target& t) const;
+  // Whether t's predictions can be placed ahead whole, by a swap timed from a measured rate: they
+  // fit the top tier's room for the target, and the swap fits the horizon. Only then are the
+  // groups that follow kept (keepFollowers) and the cooling timed from the swap; a phase larger
+  // than the room only trades part of the set in use for part of the next, and an early start
+  // loses what it gains (VM lab, room for 0.7 of a set split into two groups that each fit:
+  // 0.55 of the hot set on top against reactive's 0.58).
+  bool swapFits(const Target& t) const {
+    return measuredBytesPerInterval_ > 0 && predictedBytes(t) <= t.topRoom && swapIntervals(t) + 1 <= horizon_;
+  }
   uint64_t bytesOf(const Group& g) const { return g.members.size() * kChunkBytes; }
   // A prediction of `group` from now until `patience` intervals past `expected`.
   void expect(Target& t, uint32_t group, uint64_t expected, uint64_t patience, uint32_t from);
@@ -236,6 +252,7 @@ class PhasePredictor {
   const double bytesPerInterval_;        // migration.max_rate over one interval
   const double intervalS_;               // profiler.interval_ms, in seconds
   double measuredBytesPerInterval_ = 0;  // the mover's measured rate over one interval (0: none yet)
+  uint64_t topFree_ = UINT64_MAX;        // setTopFree
   const Limits limits_;
   std::map<int, Target> targets_;
   std::vector<Prediction> predictions_, coolings_, keeps_;
