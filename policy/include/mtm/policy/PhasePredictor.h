@@ -45,25 +45,27 @@
 //   began, its members not yet seen hot count as hot until the horizon before its usual end:
 //   memory moved up for it stays there.
 //   The group before it, when its episodes usually end by then, is predicted to cool from as
-//   long before its usual end as the swap takes -- it going down and the predicted group coming
-//   up, one after the other, at the rate the mover has really moved lately -- and one interval
-//   more: the plan may send it down to make the room (a tier that holds one phase's memory, not
-//   two), and a phase that runs long keeps its memory until then. Where no rate is measured yet
-//   or the swap does not fit horizon_s, from one copy of the predicted group at
-//   migration.max_rate and one interval more: a set still read that goes down for the whole
-//   horizon loses more than its early start gains (VM lab, TCG, room for 0.7 of a set: 4 s early,
-//   0.51-0.54 of the hot set on top against reactive's 0.62, and 0.48 against 0.57 with 190 MiB
-//   of ping-pong; one copy early, 0.62 against 0.62).
-//   The groups that follow the predicted one, by confident links, before the phase under way
-//   comes again are kept: the plan takes no room from them for the prediction. Of the memory on
-//   top, the phase under way is used again last, so the room comes from it as it cools (the
-//   choice of Belady's cache, which evicts what is used furthest ahead). A tier that holds two
-//   phases of a cycle of three swaps one every other phase -- as often as reactive placement --
-//   where taking the room from the coldest (the phase before, used right after the predicted
-//   one) swapped one every phase (VM lab: 1.31x reactive's bytes). Only where the swap is timed
-//   from a measured rate and fits the horizon: the room then opens late, and a lead from
-//   max_rate (512 MiB/s, where TCG moves 30-140) left phases starting with 0.67 of their set on
-//   top.
+//   long before its usual end as the swap takes -- it going down and the predicted groups (the
+//   whole phase to come) coming up, one after the other, at the rate the mover has really moved
+//   lately -- and one interval more: the plan may send it down to make the room (a tier that
+//   holds one phase's memory, not two), and a phase that runs long keeps its memory until then.
+//   Where no rate is measured yet, or the phase to come does not fit the top tier's room for the
+//   target, or the swap does not fit horizon_s (swapFits): from one copy of the predicted groups
+//   at migration.max_rate and one interval more. A set still read that goes down early loses its
+//   accesses, and where the next phase cannot be placed whole the early start gains less (VM lab,
+//   TCG, room for 0.7 of a set: from the whole horizon, 4 s early, 0.51-0.54 of the hot set on
+//   top against reactive's 0.62; from the swap, 0.48-0.55 against 0.57-0.61; one copy early, 0.57
+//   against 0.58).
+//   Where the swap fits, the groups that follow the predicted ones, by confident links, before
+//   the phase under way comes again are kept: the plan takes no room from them for the
+//   prediction. Of the memory on top, the phase under way is used again last, so the room comes
+//   from it as it cools (the choice of Belady's cache, which evicts what is used furthest
+//   ahead). A tier that holds two phases of a cycle of three swaps one every other phase -- as
+//   often as reactive placement -- where taking the room from the coldest (the phase before,
+//   used right after the predicted one) swapped one every phase (VM lab: 1.31x reactive's bytes;
+//   with the keep 0.84-0.91x). The room then opens late, so the swap's time must be the mover's
+//   real one: from max_rate (512 MiB/s, where TCG moves 30-140) phases began with 0.67 of their
+//   set on top.
 // - Hints (mtmctl hint, mtm/hint.h): "these ranges are used together" founds a group of their
 //   chunks at once; "phase N begins" predicts at once the groups whose onsets fell in phase N
 //   last time, and the onsets that follow are filed under N.
