@@ -111,8 +111,7 @@ void MtmPolicy::observe(const profiler::Snapshot& snap, const config::TierMap& t
   if (!predictor_) return;
   if (!tiers.tiers.empty()) {
     const auto& top = tiers.tiers.front();
-    const auto reserve = static_cast<uint64_t>(top.lowWatermark * double(top.capacityBytes));
-    predictor_->setTopFree(top.freeBytes > reserve ? top.freeBytes - reserve : 0);
+    predictor_->setTopFree(static_cast<uint64_t>(std::max<int64_t>(0, static_cast<int64_t>(top.freeBytes) - top.lowWatermarkBytes())));
   }
   predictor_->observe(snap);
 }
@@ -209,9 +208,7 @@ Plan TwoTierPolicy::plan(const profiler::Snapshot& snap, const config::TierMap& 
   uint64_t budget = config_.migration.maxPagesPerInterval;
   // Bytes each of the two tiers can take and keep its low watermark free.
   int64_t spare[2];
-  for (size_t t = 0; t < 2; ++t)
-    spare[t] = static_cast<int64_t>(tiers.tiers[t].freeBytes) -
-               static_cast<int64_t>(tiers.tiers[t].lowWatermark * double(tiers.tiers[t].capacityBytes));
+  for (size_t t = 0; t < 2; ++t) spare[t] = static_cast<int64_t>(tiers.tiers[t].freeBytes) - tiers.tiers[t].lowWatermarkBytes();
   for (const auto& r : snap.regions) {
     const uint64_t pages = (r.end - r.start) / kPage;
     const auto bytes = static_cast<int64_t>(r.end - r.start);

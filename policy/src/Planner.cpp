@@ -344,10 +344,7 @@ void Planner::commit(Transaction& tx) {
   state_.cursor = std::move(tx.cursor);
 }
 
-int64_t Planner::spare(const Transaction& tx, size_t tier) const {
-  const auto& t = tiers_.tiers[tier];
-  return tx.free[tier] - static_cast<int64_t>(t.lowWatermark * double(t.capacityBytes));
-}
+int64_t Planner::spare(const Transaction& tx, size_t tier) const { return tx.free[tier] - tiers_.tiers[tier].lowWatermarkBytes(); }
 
 int64_t Planner::excess(const Transaction& tx, size_t tier) const {
   const auto& t = tiers_.tiers[tier];

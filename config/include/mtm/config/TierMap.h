@@ -32,6 +32,9 @@ struct Tier {
   std::optional<uint64_t> readBandwidthMBps;  // HMAT, worst node of the tier
   std::optional<int> minDistance;             // SLIT distance from the nearest CPU node
   std::optional<int> kernelTier;              // memory_tierN id, when all its nodes share one
+
+  // The free memory the tier keeps: its low watermark's share of its capacity.
+  int64_t lowWatermarkBytes() const { return static_cast<int64_t>(lowWatermark * double(capacityBytes)); }
 };
 
 struct TierMap {
