@@ -54,6 +54,7 @@ void PhasePredictor::observe(const profiler::Snapshot& snap) {
   predictions_.clear();
   coolings_.clear();
   keeps_.clear();
+  freeLeft_ = topFree_;
   for (auto& [pid, regions] : byPid) {
     auto [it, added] = targets_.try_emplace(pid);
     observeTarget(pid, it->second, regions, snap.interval);
@@ -68,14 +69,17 @@ void PhasePredictor::observe(const profiler::Snapshot& snap) {
 }
 
 void PhasePredictor::observeTarget(int pid, Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval) {
-  t.topRoom = topFree_;
-  if (topFree_ != UINT64_MAX)
-    for (const auto* r : regions) t.topRoom += r->tier == 0 ? r->end - r->start : 0;
+  uint64_t ownTop = 0;
+  for (const auto* r : regions) ownTop += r->tier == 0 ? r->end - r->start : 0;
+  t.topRoom = freeLeft_ == UINT64_MAX ? UINT64_MAX : freeLeft_ + ownTop;
   std::vector<uint64_t> cooled;
   markChunks(t, regions, interval, cooled);
   learnGroup(t, std::move(cooled), interval);
   updateActivity(t, interval);
   predict(pid, t, interval);
+  // The tier's free room is shared: what t's next phase needs beyond t's own bytes there is not
+  // there for the targets after it.
+  if (freeLeft_ != UINT64_MAX) freeLeft_ -= std::min(freeLeft_, predictedBytes(t) - std::min(predictedBytes(t), ownTop));
   forgetStale(t, interval);
 }
 

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <memory>
 #include <random>
 
 #include "mtm/policy/MtmPolicy.h"
@@ -721,6 +722,79 @@ TEST_CASE("predictor: the group before is predicted to cool only as long before 
   INFO("max_rate " << maxRate << " MiB/s, measured " << measured << " MiB/s, top tier free " << topFreeMiB << " MiB");
   CHECK(earliest == 20 - lead);
   CHECK(cooledAtEnd);
+}
+
+namespace {
+
+// A predictor with a horizon of 6 s, the mover measured at `rateMiB` per second and `topFreeMiB`
+// free in tier 0 above its low watermark.
+std::unique_ptr<PhasePredictor> timedPredictor(uint64_t rateMiB, uint64_t topFreeMiB) {
+  config::Config cfg = predictOn();
+  cfg.policy.predict.horizonS = 6;
+  auto p = std::make_unique<PhasePredictor>(cfg);
+  p->setMoveRate(double(rateMiB * kMiB));
+  p->setTopFree(topFreeMiB * kMiB);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("predictor: a phase of several groups fits the top tier's room only whole", "[policy][predict]") {
+  // C's phase uses two 32 MiB groups (C all phase long, D its first 4 intervals: the test above),
+  // so B's prediction is 64 MiB. Measured 32 MiB/s, horizon 6: with 80 MiB free the swap fits
+  // (128 MiB: 4 intervals) and B cools 5 before its end; with 48 MiB free C and D each fit but
+  // not together, and B cools only as long before as one copy at max_rate (2). (Counting each
+  // group alone, the swap of 32 + 32 MiB would have fitted: 3.)
+  const auto [topFreeMiB, lead] = GENERATE(table<uint64_t, uint64_t>({{80, 5}, {48, 2}}));
+  const auto predictor = timedPredictor(32, topFreeMiB);
+  PhasePredictor& p = *predictor;
+  uint64_t now = 0, earliest = 100;
+  for (size_t phase = 0; phase < kFourCycles.size(); ++phase)
+    for (uint64_t i = 0; i < 10; ++i, ++now) {
+      const int hot = kFourCycles[phase];
+      auto s = phaseSnapshot(now, hot, 4);
+      if (hot == 2 && i < 4) s.regions[3].hotness = 0.9;
+      p.observe(s);
+      if (phase >= 6 && hot == 1 && coolsNow(p, 1)) earliest = std::min(earliest, i);
+    }
+  INFO("top tier free " << topFreeMiB << " MiB");
+  CHECK(earliest == 10 - lead);
+}
+
+TEST_CASE("predictor: processes share the top tier's free room, first come by pid", "[policy][predict]") {
+  // Two processes with the same cycle of three 32 MiB groups, all in tier 1, a measured rate of
+  // 16 MiB/s and a horizon of 6 s (the table above: a swap that fits cools 5 intervals before
+  // the end, one that does not 2). With 40 MiB free, the first process's next group claims 32 of
+  // it and the second's does not fit the 8 left; with 80 MiB free both fit.
+  const auto [topFreeMiB, secondLead] = GENERATE(table<uint64_t, uint64_t>({{40, 2}, {80, 5}}));
+  const auto predictor = timedPredictor(16, topFreeMiB);
+  PhasePredictor& p = *predictor;
+  const int pids[] = {kPid, kPid + 1};
+  const auto coolsFor = [&](int pid, int g) {
+    const auto r = groupRegion(g, 0, 1);
+    return std::any_of(p.coolings().begin(), p.coolings().end(),
+                       [&](const auto& c) { return c.pid == pid && c.start < r.end && c.end > r.start; });
+  };
+  uint64_t now = 0, earliest[2] = {100, 100};
+  for (int cycle = 0; cycle < 4; ++cycle)
+    for (int g : {0, 1, 2})
+      for (uint64_t i = 0; i < 20; ++i, ++now) {
+        profiler::Snapshot s;
+        s.interval = now;
+        for (int pid : pids)
+          for (int k = 0; k < 3; ++k) {
+            auto r = groupRegion(k, k == g ? 0.9 : 0.0, 1);
+            r.pid = pid;
+            s.regions.push_back(r);
+          }
+        p.observe(s);
+        if (cycle < 2) continue;
+        for (int n = 0; n < 2; ++n)
+          if (coolsFor(pids[n], g)) earliest[n] = std::min(earliest[n], i);
+      }
+  INFO("top tier free " << topFreeMiB << " MiB");
+  CHECK(earliest[0] == 20 - 5);
+  CHECK(earliest[1] == 20 - secondLead);
 }
 
 namespace {

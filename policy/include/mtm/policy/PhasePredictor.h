@@ -125,7 +125,8 @@ class PhasePredictor {
   // The mover's measured rate, in bytes per second (Policy::moveRate): it times the swaps.
   void setMoveRate(double bytesPerSecond);
   // The top tier's free bytes above its low watermark, for the next observe() (unset: no limit
-  // known): with each target's own bytes there, the most of a group the tier could take.
+  // known): with each target's own bytes there, the most of a group the tier could take. Targets
+  // share it in pid order: each one's next phase claims what it needs beyond its own bytes there.
   void setTopFree(uint64_t bytes) { topFree_ = bytes; }
   // Chunk runs to treat as hot in this interval's plan. These lists are sorted by (pid, start).
   const std::vector<Prediction>& predictions() const { return predictions_; }
@@ -176,7 +177,7 @@ class PhasePredictor {
     uint32_t nextGroup = 1;
     std::vector<std::pair<uint64_t, uint32_t>> onsets;  // the latest (interval, group), in time order
     std::vector<Pending> pending;
-    uint64_t topRoom = UINT64_MAX;  // its bytes in the top tier and the tier's free room, this interval
+    uint64_t topRoom = UINT64_MAX;  // its bytes in the top tier and the free room left to it, this interval
   };
 
   void observeTarget(int pid, Target& t, const std::vector<const profiler::RegionInfo*>& regions, uint64_t interval);
@@ -255,6 +256,7 @@ class PhasePredictor {
   const double intervalS_;               // profiler.interval_ms, in seconds
   double measuredBytesPerInterval_ = 0;  // the mover's measured rate over one interval (0: none yet)
   uint64_t topFree_ = UINT64_MAX;        // setTopFree
+  uint64_t freeLeft_ = UINT64_MAX;       // of topFree_, what the targets observed so far left unclaimed
   const Limits limits_;
   std::map<int, Target> targets_;
   std::vector<Prediction> predictions_, coolings_, keeps_;
