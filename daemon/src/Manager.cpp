@@ -7,6 +7,7 @@
 #include "mtm/Log.h"
 #include "mtm/Parse.h"
 #include "mtm/Registry.h"
+#include "mtm/daemon/MoveTurns.h"
 #include "mtm/daemon/Process.h"
 #include "mtm/migrate/Mover.h"
 #include "mtm/migrate/Placement.h"
@@ -283,7 +284,8 @@ IntervalReport Manager::runIntervalSteps() {
   std::erase_if(plan.collapses, [&](const policy::CollapseRequest& c) { return !targets_.count(c.pid); });
   MTM_DEBUG("interval={} regions={} planned={} pingpong={} collapses={}", rep.interval, rep.regions, rep.plannedPages, rep.pingPongPages,
             plan.collapses.size());
-  moves_ = std::make_unique<Moves>(Moves{rep.interval, std::move(demotions), std::move(promotions), std::move(plan.collapses), {}, {}, 0});
+  moves_ =
+      std::make_unique<Moves>(Moves{rep.interval, cutIntoTurns(demotions), cutIntoTurns(promotions), std::move(plan.collapses), {}, {}, 0});
   for (auto* requests : {&moves_->demotions, &moves_->promotions})
     for (auto& r : *requests) {
       r.pidfd = exits_.pidfdOf(r.pid);
@@ -296,9 +298,8 @@ IntervalReport Manager::runIntervalSteps() {
 }
 
 void Manager::runMoves(migrate::Mover& mover, Moves& moves) {
-  // Demotions first: they make the room the promotions were planned into.
-  if (!moves.demotions.empty()) moves.demoted = mover.execute(moves.demotions);
-  if (!moves.promotions.empty()) moves.promoted = mover.execute(moves.promotions);
+  // Each promotion after the demotions that made its room (MoveTurns.h).
+  runInTurns(mover, moves.demotions, moves.promotions, moves.demoted, moves.promoted);
   // THPs the policy split, whose access has evened out: formed again with MADV_COLLAPSE.
   for (const auto& c : moves.collapses) {
     if (worker_.cancelled(c.pid)) continue;
@@ -334,8 +335,13 @@ void Manager::finishMoves(IntervalReport& rep) {
       if (l.request < list.size()) profiler_->noteMoved(list[l.request].pid, l.start, l.end, l.node);
     // The rate pages really move (a run of at least 1 MiB), for the debug log and for the
     // policy's timing of moves ahead of need; it prices moves at migration.max_rate (MoveValue.h).
-    if (stats.pagesMoved >= 256 && stats.bytesPerSecond() > 0) {
-      moveBytesPerSecond_ = moveBytesPerSecond_ > 0 ? 0.7 * moveBytesPerSecond_ + 0.3 * stats.bytesPerSecond() : stats.bytesPerSecond();
+    // Bytes over seconds, each sum decayed per run: a large run counts for its size. (A mean of
+    // the runs' rates read 63-72 MiB/s in the VM lab, from the many runs of a few MiB, where
+    // the 128 MiB swaps that prediction times ran at 85-93: they began a second early.)
+    if (const double seconds = std::chrono::duration<double>(stats.elapsed).count(); stats.pagesMoved >= 256 && seconds > 0) {
+      movedBytes_ = 0.7 * movedBytes_ + double(stats.pagesMoved * kPageSize);
+      movingSeconds_ = 0.7 * movingSeconds_ + seconds;
+      moveBytesPerSecond_ = movedBytes_ / movingSeconds_;
       policy_->moveRate(moveBytesPerSecond_);
     }
     (up ? rep.promotedPages : rep.demotedPages) += stats.pagesMoved;

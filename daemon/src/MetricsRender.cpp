@@ -139,7 +139,9 @@ void renderProfilerAndMover(prometheus::Registry& r, const ManagerFigures& m) {
   auto& sources = gauge(r, "mtm_profiler_source_info", "Access sources the profiler runs (1 each)");
   for (const auto& s : m.sources) sources.Add({{"source", s}}).Set(1);
   gauge(r, "mtm_mover_pages_in_flight", "4 KiB pages handed to the move worker and not yet done").Add({}).Set(double(m.pagesInFlight));
-  gauge(r, "mtm_mover_rate_bytes_per_second", "The mover's measured rate, smoothed over intervals").Add({}).Set(m.moveBytesPerSecond);
+  gauge(r, "mtm_mover_rate_bytes_per_second", "The mover's measured rate: bytes over seconds of its recent runs")
+      .Add({})
+      .Set(m.moveBytesPerSecond);
 }
 
 // Predictive placement (policy.predict), when it is on.

@@ -63,11 +63,8 @@ struct PassOutcome {
 // One execute() call: shared by its worker threads.
 class Execution {
  public:
-  Execution(Mover::Context& ctx, const Mover::ProgressFn& progress)
-      : ctx_(ctx),
-        progress_(progress),
-        pacer_(ctx.options.maxRateBytes, ctx.options.burst),
-        budget_(ctx.options.maxPages == 0 ? UINT64_MAX : ctx.options.maxPages) {}
+  Execution(Mover::Context& ctx, Pacer& pacer, const Mover::ProgressFn& progress)
+      : ctx_(ctx), progress_(progress), pacer_(pacer), budget_(ctx.options.maxPages == 0 ? UINT64_MAX : ctx.options.maxPages) {}
   ~Execution() {
     for (const auto& [pid, fd] : pidfds_)
       if (fd >= 0) ctx_.deps.sys.closeFd(fd);
@@ -408,7 +405,7 @@ class Execution {
   Mover::Context& ctx_;
   const Mover::ProgressFn& progress_;
   std::mutex mu_;
-  Pacer pacer_;
+  Pacer& pacer_;  // the mover's: the rate holds across calls
   uint64_t budget_;
   MoveStats stats_;
   uint64_t done_ = 0, totalPages_ = 0;
@@ -426,7 +423,7 @@ class Execution {
 }  // namespace
 
 MoveStats MovePagesMover::execute(const std::vector<MoveRequest>& requests, const ProgressFn& progress) {
-  Execution run(ctx_, progress);
+  Execution run(ctx_, pacer_, progress);
   return run.run(requests);
 }
 

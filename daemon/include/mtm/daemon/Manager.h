@@ -123,7 +123,8 @@ class Manager {
   const std::map<int, TargetStats>& targets() const { return targets_; }
   const std::vector<TierStats>& tierStats() const { return tierStats_; }
   const ManagerTotals& totals() const { return totals_; }
-  // The mover's measured rate, smoothed over intervals (0 before anything moved).
+  // The mover's measured rate: bytes over seconds of its recent runs, a large run counting for
+  // its size (0 before anything moved).
   double moveBytesPerSecond() const { return moveBytesPerSecond_; }
   // What predictive placement knows and did (policy.predict; zeros when off).
   const policy::PredictionReport& prediction() const { return prediction_; }
@@ -184,8 +185,9 @@ class Manager {
   IntervalReport lastReport_;
   policy::PredictionReport prediction_;
   ManagerTotals totals_;
-  IntervalReport lastMoves_;       // moved, failed, split and collapsed by the last moves to finish
-  double moveBytesPerSecond_ = 0;  // the mover's measured rate, smoothed (0: nothing moved yet)
+  IntervalReport lastMoves_;                   // moved, failed, split and collapsed by the last moves to finish
+  double moveBytesPerSecond_ = 0;              // the mover's measured rate, smoothed (0: nothing moved yet)
+  double movedBytes_ = 0, movingSeconds_ = 0;  // its sums, decayed per run
   bool movesInline_ = false;
   std::unique_ptr<Moves> moves_;  // in flight
   MoveWorker worker_;             // last: destroyed first, cancelling and ending its moves

@@ -9,11 +9,14 @@ namespace mtm::migrate {
 
 class MovePagesMover final : public Mover {
  public:
-  explicit MovePagesMover(Context context) : ctx_(std::move(context)) {}
+  explicit MovePagesMover(Context context) : ctx_(std::move(context)), pacer_(ctx_.options.maxRateBytes, ctx_.options.burst) {}
   MoveStats execute(const std::vector<MoveRequest>& requests, const ProgressFn& progress = {}) override;
 
  private:
   Context ctx_;
+  // One for all calls: migration.max_rate holds over a run of calls (mtmd runs an interval's
+  // moves in turns, a call each), not per call with a burst each.
+  Pacer pacer_;
 };
 
 }  // namespace mtm::migrate
