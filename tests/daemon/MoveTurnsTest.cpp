@@ -59,9 +59,9 @@ class RecordingMover final : public migrate::Mover {
 TEST_CASE("move turns: requests are cut into pieces of at most 8 MiB, each cut on a 2 MiB boundary", "[daemon]") {
   // 20 MiB from 1 MiB past a 2 MiB boundary, then 3 MiB, then 64 KiB: pieces of 7 + 8 MiB
   // (cuts at 8 and 16 MiB), then the last 5 MiB with the 3 MiB (8 in all), then the 64 KiB.
-  const auto r = request(MoveKind::Promotion, {{kBase + 1 * kMiB, kBase + 21 * kMiB},
-                                               {kBase + 40 * kMiB, kBase + 43 * kMiB},
-                                               {kBase + 50 * kMiB, kBase + 50 * kMiB + 65536}});
+  const auto r = request(
+      MoveKind::Promotion,
+      {{kBase + 1 * kMiB, kBase + 21 * kMiB}, {kBase + 40 * kMiB, kBase + 43 * kMiB}, {kBase + 50 * kMiB, kBase + 50 * kMiB + 65536}});
   const auto pieces = cutIntoTurns({r});
   REQUIRE(pieces.size() == 4);
   CHECK(pieces[0].ranges == std::vector<AddressRange>{{kBase + 1 * kMiB, kBase + 8 * kMiB}});

@@ -7,10 +7,10 @@
 # workload is nearly the only user), each measured
 # from outside by mtm-placement-watch. Writes /out/placement-<arm>.txt and a comparison. mtm
 # records its profile, and its hot bytes are scored against the truth after its run.
-#   placement-arms SIZE HOT_FRACTION PHASES PHASE_SECONDS [PATTERN [TRICKLE [ARMS [MTMCTL_FLAGS [CYCLE [JITTER]]]]]]
+#   placement-arms SIZE HOT_FRACTION PHASES PHASE_SECONDS [PATTERN [TRICKLE [ARMS [MTMCTL_FLAGS [CYCLE [JITTER [PERIOD]]]]]]]
 set -u
 size=$1 frac=$2 phases=$3 secs=$4 pattern=${5:-sliding} trickle=${6:-0} arms=${7:-mtm,kernel,damos} mtmflags=${8:-}
-cycle=${9:-3} jitter=${10:-0}
+cycle=${9:-3} jitter=${10:-0} period=${11:-1}
 wants() { case ",$arms," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 workload="mtm-test-hotset --size $size --hot-fraction $frac --pattern $pattern --cycle $cycle --jitter $jitter --trickle $trickle --start-node 3 --phases $phases --phase-seconds $secs --truth /tmp/truth.jsonl --ready /tmp/ready"
 
@@ -23,7 +23,7 @@ run_arm() {  # name, then the command that starts the workload
   while [ ! -s /tmp/ready ]; do i=$((i + 1)); [ $i -gt 600 ] && { echo "$name: workload not ready"; cat /tmp/$name.log; exit 1; }; sleep 0.1; done
   pid=$(sed 's/pid=\([0-9]*\).*/\1/' /tmp/ready)
   [ "$name" = damos ] && damos_start
-  mtm-placement-watch --pid "$pid" --truth /tmp/truth.jsonl --size "$size" --period 1 --label "$name" \
+  mtm-placement-watch --pid "$pid" --truth /tmp/truth.jsonl --size "$size" --period "$period" --label "$name" \
     --json "/out/placement-$name.json" > "/out/placement-$name.txt" 2>&1
   wait $starter
   [ "$name" = damos ] && damos_stop
