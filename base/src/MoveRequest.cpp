@@ -10,6 +10,12 @@ uint64_t MoveStats::pagesFailed() const {
   return n;
 }
 
+uint64_t bytesOf(const std::vector<AddressRange>& ranges) {
+  uint64_t n = 0;
+  for (const auto& r : ranges) n += r.end - r.start;
+  return n;
+}
+
 double MoveStats::bytesPerSecond() const {
   const double s = std::chrono::duration<double>(elapsed).count();
   return s > 0 ? static_cast<double>(pagesMoved * kPageSize) / s : 0;

@@ -17,8 +17,7 @@ namespace {
 
 uint64_t pagesOf(const std::vector<MoveRequest>& requests) {
   uint64_t n = 0;
-  for (const auto& r : requests)
-    for (const auto& range : r.ranges) n += (range.end - range.start) / kPageSize;
+  for (const auto& r : requests) n += bytesOf(r.ranges) / kPageSize;
   return n;
 }
 
@@ -289,7 +288,7 @@ IntervalReport Manager::runIntervalSteps() {
   for (auto* requests : {&moves_->demotions, &moves_->promotions})
     for (auto& r : *requests) {
       r.pidfd = exits_.pidfdOf(r.pid);
-      for (const auto& range : r.ranges) moves_->pages += (range.end - range.start) / kPageSize;
+      moves_->pages += bytesOf(r.ranges) / kPageSize;
     }
   for (const auto& c : moves_->collapses) moves_->pidfds.emplace(c.pid, exits_.pidfdOf(c.pid));
   worker_.start([this, mover = mover_, moves = moves_.get()] { runMoves(*mover, *moves); });
@@ -341,8 +340,7 @@ void Manager::finishMoves(IntervalReport& rep) {
     if (const double seconds = std::chrono::duration<double>(stats.elapsed).count(); stats.pagesMoved >= 256 && seconds > 0) {
       movedBytes_ = 0.7 * movedBytes_ + double(stats.pagesMoved * kPageSize);
       movingSeconds_ = 0.7 * movingSeconds_ + seconds;
-      moveBytesPerSecond_ = movedBytes_ / movingSeconds_;
-      policy_->moveRate(moveBytesPerSecond_);
+      policy_->moveRate(moveBytesPerSecond());
     }
     (up ? rep.promotedPages : rep.demotedPages) += stats.pagesMoved;
     rep.failedPages += stats.pagesFailed();
@@ -355,7 +353,7 @@ void Manager::finishMoves(IntervalReport& rep) {
       "move_rate_mib_s={:.0f}",
       m.interval, m.promoted.pagesMoved, m.demoted.pagesMoved, m.promoted.pagesStayed + m.demoted.pagesStayed,
       m.promoted.pagesFailed() + m.demoted.pagesFailed(), m.promoted.pagesCancelled + m.demoted.pagesCancelled,
-      m.promoted.thpSplit + m.demoted.thpSplit, m.thpCollapsed, moveBytesPerSecond_ / double(1 << 20));
+      m.promoted.thpSplit + m.demoted.thpSplit, m.thpCollapsed, moveBytesPerSecond() / double(1 << 20));
   moves_.reset();
 }
 

@@ -3,15 +3,6 @@
 #include <algorithm>
 
 namespace mtm::daemon {
-namespace {
-
-uint64_t bytesOf(const MoveRequest& r) {
-  uint64_t bytes = 0;
-  for (const auto& range : r.ranges) bytes += range.end - range.start;
-  return bytes;
-}
-
-}  // namespace
 
 std::vector<MoveRequest> cutIntoTurns(const std::vector<MoveRequest>& requests, uint64_t maxBytes) {
   maxBytes = std::max(kThpSize, maxBytes & ~(kThpSize - 1));
@@ -54,12 +45,12 @@ void runInTurns(migrate::Mover& mover, const std::vector<MoveRequest>& demotions
   size_t down = 0, up = 0;
   uint64_t freed = 0, taken = 0;
   while (down < demotions.size() || up < promotions.size()) {
-    const bool promote = up < promotions.size() && (down == demotions.size() || taken + bytesOf(promotions[up]) <= freed);
+    const bool promote = up < promotions.size() && (down == demotions.size() || taken + bytesOf(promotions[up].ranges) <= freed);
     if (promote) {
-      taken += bytesOf(promotions[up]);
+      taken += bytesOf(promotions[up].ranges);
       promoted.add(mover.execute({promotions[up++]}));
     } else {
-      freed += bytesOf(demotions[down]);
+      freed += bytesOf(demotions[down].ranges);
       demoted.add(mover.execute({demotions[down++]}));
     }
   }

@@ -49,10 +49,8 @@ Reply handleRequest(Manager& manager, const ControlRequest& request, const Peer&
       const bool phase = request.verb == ControlRequest::Verb::HintPhase;
       if (auto st = manager.hint({pid, phase, request.phase, request.ranges}); !st.ok()) return std::move(st).takeError();
       if (phase) return "hint: pid " + std::to_string(pid) + " begins phase " + std::to_string(request.phase) + "\n";
-      uint64_t bytes = 0;
-      for (const auto& r : request.ranges) bytes += r.end - r.start;
       return "hint: pid " + std::to_string(pid) + " uses " + std::to_string(request.ranges.size()) + " range(s), " +
-             std::to_string(bytes >> 20) + " MiB, together\n";
+             std::to_string(bytesOf(request.ranges) >> 20) + " MiB, together\n";
     }
     case ControlRequest::Verb::CxlPool:
     case ControlRequest::Verb::CxlAlloc:

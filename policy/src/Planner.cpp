@@ -30,12 +30,6 @@ std::vector<AddressRange> hotParts(const profiler::RegionInfo& r) {
 // The error of a region's hotness, about 2 standard errors: 1 / sqrt(checks + 1).
 double hotnessError(const profiler::RegionInfo& r) { return 1 / std::sqrt(std::max(0.0, r.confidence) + 1); }
 
-uint64_t bytesOf(const std::vector<AddressRange>& ranges) {
-  uint64_t n = 0;
-  for (const auto& r : ranges) n += r.end - r.start;
-  return n;
-}
-
 // requestToTier, and when the kernel finds the whole tier full (ENOMEM: the free memory the plan
 // was made with has gone), the tiers after it toward the region's own: still the fastest tier
 // with room for a promotion, the next lower one with room for a demotion. Pages of the range

@@ -29,8 +29,7 @@ MoveRequest request(MoveKind kind, std::vector<AddressRange> ranges) {
 
 uint64_t bytesOf(const std::vector<MoveRequest>& rs) {
   uint64_t bytes = 0;
-  for (const auto& r : rs)
-    for (const auto& range : r.ranges) bytes += range.end - range.start;
+  for (const auto& r : rs) bytes += mtm::bytesOf(r.ranges);
   return bytes;
 }
 

@@ -20,6 +20,9 @@ struct AddressRange {
   bool operator==(const AddressRange&) const = default;
 };
 
+// The bytes the ranges span, summed.
+uint64_t bytesOf(const std::vector<AddressRange>& ranges);
+
 enum class MoveKind { Promotion, Demotion, Manual };
 
 struct MoveRequest {

@@ -125,7 +125,7 @@ class Manager {
   const ManagerTotals& totals() const { return totals_; }
   // The mover's measured rate: bytes over seconds of its recent runs, a large run counting for
   // its size (0 before anything moved).
-  double moveBytesPerSecond() const { return moveBytesPerSecond_; }
+  double moveBytesPerSecond() const { return movingSeconds_ > 0 ? movedBytes_ / movingSeconds_ : 0; }
   // What predictive placement knows and did (policy.predict; zeros when off).
   const policy::PredictionReport& prediction() const { return prediction_; }
   // 4 KiB pages handed to the move worker and not yet accounted for (0 when idle).
@@ -186,8 +186,7 @@ class Manager {
   policy::PredictionReport prediction_;
   ManagerTotals totals_;
   IntervalReport lastMoves_;                   // moved, failed, split and collapsed by the last moves to finish
-  double moveBytesPerSecond_ = 0;              // the mover's measured rate, smoothed (0: nothing moved yet)
-  double movedBytes_ = 0, movingSeconds_ = 0;  // its sums, decayed per run
+  double movedBytes_ = 0, movingSeconds_ = 0;  // the mover's recent runs, each sum decayed per run
   bool movesInline_ = false;
   std::unique_ptr<Moves> moves_;  // in flight
   MoveWorker worker_;             // last: destroyed first, cancelling and ending its moves
