@@ -694,14 +694,13 @@ TEST_CASE("predictor: hints found a group and predict a hinted phase's groups at
 TEST_CASE("predictor: the group before is predicted to cool only as long before its end as the swap takes", "[policy][predict]") {
   // Phases of 20 intervals of 1 s, a horizon of 6 s, groups of 32 MiB. With a measured rate,
   // from the swap: 64 MiB, the group before down and the next one up -- at 16 MiB/s four
-  // intervals, so cooling begins 5 before the end (a measured rate over max_rate counts as
-  // max_rate). With none, or a swap past the horizon (at 8 MiB/s: 8 s), from one copy of the
-  // next group at max_rate: at 512 MiB/s one interval, 2 before the end, not 6 (under TCG, from
-  // the whole horizon a set still read went down 4 s early and the run lost to reactive
-  // placement); at 8 MiB/s four, 5 before; at 4 MiB/s eight, the horizon, 6. The same where the
-  // top tier has room for less than the group (16 MiB free, the target's memory all below it).
+  // intervals, half of them before the end, so cooling begins 3 before it (the moves run from
+  // the interval after; a measured rate over max_rate counts as max_rate). With none, or a swap past the horizon (at 8 MiB/s: 8 s), from
+  // one copy of the next group at max_rate: at 512 MiB/s one interval, 2 before the end, not 6 (under TCG, from the whole horizon a set
+  // still read went down 4 s early and the run lost to reactive placement); at 8 MiB/s four, 5 before; at 4 MiB/s eight, the horizon, 6.
+  // The same where the top tier has room for less than the group (16 MiB free, the target's memory all below it).
   const auto [maxRate, measured, topFreeMiB, lead] = GENERATE(table<uint64_t, uint64_t, uint64_t, uint64_t>(
-      {{512, 0, 0, 2}, {8, 0, 0, 5}, {4, 0, 0, 6}, {512, 16, 0, 5}, {16, 512, 0, 5}, {512, 8, 0, 2}, {512, 16, 32, 5}, {512, 16, 16, 2}}));
+      {{512, 0, 0, 2}, {8, 0, 0, 5}, {4, 0, 0, 6}, {512, 16, 0, 3}, {16, 512, 0, 3}, {512, 8, 0, 2}, {512, 16, 32, 3}, {512, 16, 16, 2}}));
   config::Config cfg = predictOn();
   cfg.policy.predict.horizonS = 6;
   cfg.migration.maxRateBytes = maxRate * kMiB;
@@ -726,11 +725,11 @@ TEST_CASE("predictor: the group before is predicted to cool only as long before 
 
 namespace {
 
-// A predictor with a horizon of 6 s, the mover measured at `rateMiB` per second and `topFreeMiB`
-// free in tier 0 above its low watermark.
-std::unique_ptr<PhasePredictor> timedPredictor(uint64_t rateMiB, uint64_t topFreeMiB) {
+// A predictor with a horizon of `horizonS`, the mover measured at `rateMiB` per second and
+// `topFreeMiB` free in tier 0 above its low watermark.
+std::unique_ptr<PhasePredictor> timedPredictor(uint64_t rateMiB, uint64_t topFreeMiB, uint32_t horizonS = 6) {
   config::Config cfg = predictOn();
-  cfg.policy.predict.horizonS = 6;
+  cfg.policy.predict.horizonS = horizonS;
   auto p = std::make_unique<PhasePredictor>(cfg);
   p->setMoveRate(double(rateMiB * kMiB));
   p->setTopFree(topFreeMiB * kMiB);
@@ -741,12 +740,12 @@ std::unique_ptr<PhasePredictor> timedPredictor(uint64_t rateMiB, uint64_t topFre
 
 TEST_CASE("predictor: a phase of several groups fits the top tier's room only whole", "[policy][predict]") {
   // C's phase uses two 32 MiB groups (C all phase long, D its first 4 intervals: the test above),
-  // so B's prediction is 64 MiB. Measured 32 MiB/s, horizon 6: with 80 MiB free the swap fits
-  // (128 MiB: 4 intervals) and B cools 5 before its end; with 48 MiB free C and D each fit but
-  // not together, and B cools only as long before as one copy at max_rate (2). (Counting each
-  // group alone, the swap of 32 + 32 MiB would have fitted: 3.)
+  // so B's prediction is 64 MiB. Measured 20 MiB/s, horizon 8: with 80 MiB free the swap fits
+  // (128 MiB: 7 intervals) and B cools 5 before its end (half the swap and one); with 48 MiB free
+  // C and D each fit but not together, and B cools only as long before as one copy at max_rate
+  // (2). (Counting each group alone, the swap of 32 + 32 MiB would have fitted: 4 intervals, 3.)
   const auto [topFreeMiB, lead] = GENERATE(table<uint64_t, uint64_t>({{80, 5}, {48, 2}}));
-  const auto predictor = timedPredictor(32, topFreeMiB);
+  const auto predictor = timedPredictor(20, topFreeMiB, 8);
   PhasePredictor& p = *predictor;
   uint64_t now = 0, earliest = 100;
   for (size_t phase = 0; phase < kFourCycles.size(); ++phase)
@@ -763,10 +762,10 @@ TEST_CASE("predictor: a phase of several groups fits the top tier's room only wh
 
 TEST_CASE("predictor: processes share the top tier's free room, first come by pid", "[policy][predict]") {
   // Two processes with the same cycle of three 32 MiB groups, all in tier 1, a measured rate of
-  // 16 MiB/s and a horizon of 6 s (the table above: a swap that fits cools 5 intervals before
+  // 16 MiB/s and a horizon of 6 s (the table above: a swap that fits cools 3 intervals before
   // the end, one that does not 2). With 40 MiB free, the first process's next group claims 32 of
   // it and the second's does not fit the 8 left; with 80 MiB free both fit.
-  const auto [topFreeMiB, secondLead] = GENERATE(table<uint64_t, uint64_t>({{40, 2}, {80, 5}}));
+  const auto [topFreeMiB, secondLead] = GENERATE(table<uint64_t, uint64_t>({{40, 2}, {80, 3}}));
   const auto predictor = timedPredictor(16, topFreeMiB);
   PhasePredictor& p = *predictor;
   const int pids[] = {kPid, kPid + 1};
@@ -793,7 +792,7 @@ TEST_CASE("predictor: processes share the top tier's free room, first come by pi
           if (coolsFor(pids[n], g)) earliest[n] = std::min(earliest[n], i);
       }
   INFO("top tier free " << topFreeMiB << " MiB");
-  CHECK(earliest[0] == 20 - 5);
+  CHECK(earliest[0] == 20 - 3);
   CHECK(earliest[1] == 20 - secondLead);
 }
 

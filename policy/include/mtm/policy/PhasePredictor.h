@@ -230,7 +230,7 @@ class PhasePredictor {
   // the predicted ones coming up, at the mover's measured rate (migration.max_rate until known).
   uint64_t swapIntervals(const Target& t) const;
   // Intervals before the groups ahead end that the room for t's predictions may start to be
-  // made: where the swap fits (swapFits), the swap and one interval more; else one copy of the
+  // made: where the swap fits (swapFits), half the swap and one interval more; else one copy of the
   // predicted groups at migration.max_rate and one more (at most the horizon).
   uint64_t coolingLead(const Target& t) const;
   // Whether t's predictions can be placed ahead whole, by a swap timed from a measured rate: they
