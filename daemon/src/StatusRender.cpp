@@ -18,6 +18,14 @@ std::string describeFailures(const std::map<int, uint64_t>& failedByErrno) {
   return out;
 }
 
+std::string describePrediction(const policy::PredictionReport& p) {
+  return fmt::format(
+      "{} group(s), {} active, {} transition(s); {} prediction(s), {} hit(s), {} miss(es); predicted {:.1f} MiB, "
+      "mispredicted {:.1f} MiB",
+      p.groups, p.activeGroups, p.transitions, p.predictions, p.hits, p.misses, double(p.predictedBytes) / double(1 << 20),
+      double(p.mispredictedBytes) / double(1 << 20));
+}
+
 std::vector<uint64_t> Manager::tierTotals(uid_t viewer) const {
   std::vector<uint64_t> perTier(machine_.tiers.tiers.size(), 0);
   for (const auto& [pid, t] : targets_)
@@ -94,14 +102,7 @@ std::string Manager::renderStatus(Format format, uid_t viewer) const {
       config_.policy.name, config_.migration.dryRun ? " (dry run)" : "", config_.migration.mover, last_.interval, last_.seconds, cpu * 100,
       targets.rowCount(), double(lastMoves_.promotedPages) * mib, double(lastMoves_.demotedPages) * mib, lastMoves_.failedPages,
       worker_.busy() ? "; more moving now" : "");
-  if (config_.policy.predict.mode == "on") {
-    const auto& p = prediction_;
-    out += fmt::format(
-        "prediction: {} group(s), {} active, {} transition(s); {} prediction(s), {} hit(s), {} miss(es); "
-        "predicted {:.1f} MiB, mispredicted {:.1f} MiB\n\n",
-        p.groups, p.activeGroups, p.transitions, p.predictions, p.hits, p.misses, double(p.predictedBytes) / double(1 << 20),
-        double(p.mispredictedBytes) / double(1 << 20));
-  }
+  if (config_.policy.predict.mode == "on") out += "prediction: " + describePrediction(prediction_) + "\n\n";
   out += tiers.renderText() + "\n";
   out += targets.rowCount() ? targets.renderText() : "no managed processes\n";
   return out;

@@ -391,6 +391,7 @@ void PhasePredictor::learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIn
   if (prev == t.groups.end()) return;
   auto& next = prev->second.successors;
   const double lag = double(lagIntervals);
+  if (std::none_of(next.begin(), next.end(), [&](const Successor& x) { return x.seen == seen; })) prev->second.missed /= 2;
   auto s = std::find_if(next.begin(), next.end(), [&](const Successor& x) { return x.group == to; });
   if (s == next.end()) {
     if (next.size() >= limits_.successorsPerGroup)
@@ -485,7 +486,10 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
     MTM_DEBUG("predict miss group={} expected={} from={}", p->group, p->expected, p->from);
     if (auto from = t.groups.find(p->from); from != t.groups.end())
       for (auto& s : from->second.successors)
-        if (s.group == p->group) s.weight /= 2;
+        if (s.group == p->group) {
+          from->second.missed += s.weight / 2;
+          s.weight /= 2;
+        }
     p = t.pending.erase(p);
   }
   // From the latest phase, its largest group's transitions (a few chunks of noise that began with
@@ -540,7 +544,7 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
 std::vector<const PhasePredictor::Successor*> PhasePredictor::confidentSuccessors(const Target& t, const Group& g) const {
   std::map<uint64_t, double> phases;
   for (const auto& s : g.successors) phases[s.seen] = std::max(phases[s.seen], s.weight);
-  double total = 0;
+  double total = g.missed;
   for (const auto& [_, weight] : phases) total += weight;
   std::vector<const Successor*> out;
   for (const auto& s : g.successors)

@@ -307,4 +307,15 @@ TEST_CASE("with policy.predict on, status and metrics show what predictive place
   Daemon off;
   CHECK(off.ctl({"status"}).out.find("prediction:") == std::string::npos);
   CHECK(body(http(metricsAddress(off), "GET /metrics")).find("mtm_predict_") == std::string::npos);
+  // mtmctl run managing the command itself closes with the same figures (and, off, without them).
+  TempDir dir;
+  const std::string config = dir.write("predict.yaml", "policy:\n  predict:\n    mode: on\n");
+  for (const bool predict : {true, false}) {
+    auto ran = run({bin("mtmctl"), "--config", predict ? config : daemonConfig(dir), "run", "--embedded", "--", "/bin/sleep", "1.5"});
+    INFO(ran.err);
+    CHECK(ran.exitCode == 0);
+    CHECK(ran.err.find(" exited (status 0); ") != std::string::npos);
+    CHECK((ran.err.find("\nmtm: prediction: 0 group(s), 0 active, 0 transition(s); 0 prediction(s), 0 hit(s), 0 miss(es); predicted 0.0 "
+                        "MiB, mispredicted 0.0 MiB\n") != std::string::npos) == predict);
+  }
 }

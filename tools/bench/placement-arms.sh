@@ -78,7 +78,8 @@ cfg="" scorecfg=""
 [ -f /etc/mtm/bench.yaml ] && cfg="-c /etc/mtm/bench.yaml" scorecfg="--config /etc/mtm/bench.yaml"
 mtm_arm() {  # name, then mtmctl's config options
   name=$1; shift
-  run_arm $name mtmctl $mtmflags "$@" run --embedded -q --record /tmp/$name-profile.jsonl -- $workload
+  # Not -q: mtmctl run's closing lines (the profiler's load, prediction's figures) are read from its log.
+  run_arm $name mtmctl $mtmflags "$@" run --embedded --record /tmp/$name-profile.jsonl -- $workload
   cp /tmp/$name.log /out/placement-$name.log
   mtm-placement-watch --pid "$pid" --truth /tmp/truth.jsonl --size "$size" --score-record /tmp/$name-profile.jsonl $scorecfg \
     | tee -a /out/placement-$name.txt

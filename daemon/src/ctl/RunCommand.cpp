@@ -252,6 +252,7 @@ int runEmbedded(config::Config cfg, const Global& global, const RunOptions& o) {
     if (intervals > 0)
       std::fprintf(stderr, "mtm: profiler %.2f%% of a core on average over %llu intervals (budget %.2f%%), peak %.2f%%\n",
                    cpuSum / double(intervals) * 100, static_cast<unsigned long long>(intervals), cfg.profiler.budget * 100, cpuPeak * 100);
+    if (cfg.policy.predict.mode == "on") std::fprintf(stderr, "mtm: prediction: %s\n", describePrediction(m.prediction()).c_str());
   }
   if (!o.heatmap.empty()) {
     auto drawn = writeHeatmap(recordPath, o.heatmap, *pid, 128);

@@ -45,6 +45,10 @@ struct TargetStats {
 // "ENOMEM 300, EBUSY 12" (most first); "" when nothing failed.
 std::string describeFailures(const std::map<int, uint64_t>& failedByErrno);
 
+// "3 group(s), 1 active, 3 transition(s); 6 prediction(s), 6 hit(s), 0 miss(es); predicted 384.0
+// MiB, mispredicted 0.0 MiB": what prediction learned and did (policy.predict.mode on).
+std::string describePrediction(const policy::PredictionReport& p);
+
 struct TierStats {
   uint64_t promotedInPages = 0;  // pages moved into this tier, by reason
   uint64_t demotedInPages = 0;
