@@ -350,6 +350,7 @@ void PhasePredictor::onset(Target& t, uint32_t group, uint64_t interval) {
     if (p->group == group) {
       ++hits_;
       MTM_DEBUG("predict hit group={} expected={} onset={}", group, p->expected, interval);
+      if (auto from = t.groups.find(p->from); from != t.groups.end()) from->second.missedSinceHit = false;
       p = t.pending.erase(p);
     } else {
       ++p;
@@ -391,7 +392,6 @@ void PhasePredictor::learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIn
   if (prev == t.groups.end()) return;
   auto& next = prev->second.successors;
   const double lag = double(lagIntervals);
-  if (std::none_of(next.begin(), next.end(), [&](const Successor& x) { return x.seen == seen; })) prev->second.missed /= 2;
   auto s = std::find_if(next.begin(), next.end(), [&](const Successor& x) { return x.group == to; });
   if (s == next.end()) {
     if (next.size() >= limits_.successorsPerGroup)
@@ -400,6 +400,7 @@ void PhasePredictor::learn(Target& t, uint32_t from, uint32_t to, uint64_t lagIn
     s = next.end() - 1;
   }
   s->weight += weight;
+  if (s->sightings == 0 || s->seen != seen) ++s->sightings;
   s->seen = seen;
   const double n = std::clamp(s->weight, 1.0, kLagSmoothing);
   s->lagDev += (std::abs(lag - s->lagMean) - s->lagDev) / n;
@@ -484,12 +485,11 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
     ++misses_;
     mispredictedBytes_ += bytesOf(g->second);
     MTM_DEBUG("predict miss group={} expected={} from={}", p->group, p->expected, p->from);
-    if (auto from = t.groups.find(p->from); from != t.groups.end())
+    if (auto from = t.groups.find(p->from); from != t.groups.end()) {
+      from->second.missedSinceHit = true;
       for (auto& s : from->second.successors)
-        if (s.group == p->group) {
-          from->second.missed += s.weight / 2;
-          s.weight /= 2;
-        }
+        if (s.group == p->group) s.weight /= 2;
+    }
     p = t.pending.erase(p);
   }
   // From the latest phase, its largest group's transitions (a few chunks of noise that began with
@@ -544,11 +544,11 @@ void PhasePredictor::predict(int pid, Target& t, uint64_t interval) {
 std::vector<const PhasePredictor::Successor*> PhasePredictor::confidentSuccessors(const Target& t, const Group& g) const {
   std::map<uint64_t, double> phases;
   for (const auto& s : g.successors) phases[s.seen] = std::max(phases[s.seen], s.weight);
-  double total = g.missed;
+  double total = 0;
   for (const auto& [_, weight] : phases) total += weight;
   std::vector<const Successor*> out;
   for (const auto& s : g.successors)
-    if (s.weight >= minConfidence_ * total && t.groups.count(s.group)) out.push_back(&s);
+    if (s.weight >= minConfidence_ * total && t.groups.count(s.group) && (!g.missedSinceHit || s.sightings >= 2)) out.push_back(&s);
   return out;
 }
 

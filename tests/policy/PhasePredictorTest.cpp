@@ -528,9 +528,9 @@ TEST_CASE("predictor: a broken cycle is unlearned", "[policy][predict]") {
 
 TEST_CASE("predictor: a phase followed by a new phase each time is predicted from once", "[policy][predict]") {
   // Phase A between phases that never recur (the benchmark's recurring pattern): A -> B, seen
-  // once, is as good a guess as a cycle's first link, and misses; after that A has had three
-  // followers and none of them confident. (Without the miss counting among A's followers, the
-  // next follower outweighed the halved one and was predicted too: 2 misses.)
+  // once, is as good a guess as a cycle's first link, and misses; after that only a follower
+  // seen twice is confident, and none is. (Without that rule the next follower outweighed the
+  // halved one and was predicted too: 2 misses.)
   PhasePredictor p(predictOn());
   uint64_t now = 0;
   run(p, {0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7}, 10, &now, 8);

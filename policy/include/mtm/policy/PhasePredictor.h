@@ -151,9 +151,10 @@ class PhasePredictor {
   struct Successor {
     uint32_t group = 0;
     double weight = 0;
-    double lagMean = 0;  // intervals between the two onsets
-    double lagDev = 0;   // their mean absolute deviation from lagMean
-    uint64_t seen = 0;   // the onset of `group` it was last learned at: links seen at one onset are one phase
+    double lagMean = 0;      // intervals between the two onsets
+    double lagDev = 0;       // their mean absolute deviation from lagMean
+    uint64_t seen = 0;       // the onset of `group` it was last learned at: links seen at one onset are one phase
+    uint32_t sightings = 0;  // onsets it was learned at
   };
   struct Group {
     std::vector<uint64_t> members;  // chunk indices, sorted
@@ -164,11 +165,13 @@ class PhasePredictor {
     double duration = 0;                 // intervals from onset to cooling, a running mean (0: not seen)
     double durations = 0;                // episodes behind it
     std::vector<Successor> successors;
-    // The weight its successors lost by predictions that missed. It counts among the phases that
-    // followed it (confidentSuccessors), and halves with each phase learned after it: a group
-    // followed by a new phase each time is predicted from once, not after every miss (VM lab, a
-    // recurring phase between random ones: 6 of 7 predictions missed, 18.6% of the bytes moved).
-    double missed = 0;
+    // A prediction from it missed, and none has hit since: only successors seen twice or more
+    // are confident (confidentSuccessors). A link seen once is as good a guess as a cycle's first
+    // and may be taken once; after a miss, a group followed by a new phase each time would
+    // otherwise predict each new one (VM lab, a recurring phase between random ones: 6 of 7
+    // predictions missed, 18.6% of the bytes moved; halving the missed link's weight did not stop
+    // it, the new link outweighed the halved one).
+    bool missedSinceHit = false;
   };
   struct Pending {  // a prediction waiting for its group's onset
     uint32_t group = 0;
