@@ -496,6 +496,28 @@ TEST_CASE("predictor: once a group's episode began its members not seen hot yet 
   }
 }
 
+TEST_CASE("predictor: a group seen once and half hot again does not pull up its other half", "[policy][predict]") {
+  // A's memory, hot for one phase, becomes a group as it cools. Later half of it is hot again in
+  // a phase that never was predicted (random phases share pieces of memory): its other half is
+  // no member of a group coming back, and is not predicted hot. A group with two episodes
+  // behind it is: the test above.
+  PhasePredictor p(predictOn());
+  uint64_t now = 0;
+  run(p, {0, 1}, 10, &now);
+  const auto a = groupRegion(0, 0, 1);
+  const uint64_t mid = a.start + (a.end - a.start) / 2;
+  for (uint64_t i = 0; i < 10; ++i, ++now) {
+    auto s = phaseSnapshot(now, 0, 3);
+    auto second = s.regions[0];
+    s.regions[0].end = second.start = mid;
+    second.hotness = 0;
+    s.regions.push_back(second);
+    p.observe(s);
+    INFO("interval " << i);
+    for (const auto& x : p.predictions()) CHECK_FALSE((x.pid == kPid && x.start < a.end && x.end > mid));
+  }
+}
+
 TEST_CASE("predictor: a hot set whose hotness hovers at the threshold is one episode", "[policy][predict]") {
   // Under emulation a hot region reads 0.55 one interval and 0.45 the next (few checks): its
   // chunks stay hot while above cold_threshold, so each phase is one episode and the cycle is

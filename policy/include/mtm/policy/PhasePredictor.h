@@ -172,6 +172,7 @@ class PhasePredictor {
     // predictions missed, 18.6% of the bytes moved; halving the missed link's weight did not stop
     // it, the new link outweighed the halved one).
     bool missedSinceHit = false;
+    bool predictedEpisode = false;  // its current episode was predicted (a hit)
   };
   struct Pending {  // a prediction waiting for its group's onset
     uint32_t group = 0;
