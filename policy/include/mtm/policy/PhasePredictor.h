@@ -41,9 +41,11 @@
 //   first phase in its third's place, 64 MiB moved up for nothing) -- their chunks are
 //   predicted hot, with the hotness and confidence the group last showed, until it becomes
 //   active (a hit) or its expected onset is half a lag and twice the deviation past (a miss: its
-//   bytes count as mispredicted and the transition's weight halves). Once a group's episode
-//   began, its members not yet seen hot count as hot until the horizon before its usual end:
-//   memory moved up for it stays there.
+//   bytes count as mispredicted, the transition's weight halves, and until a prediction from
+//   the same group hits only its links seen at two onsets are confident). Once a group's episode
+//   began -- one that was predicted, or of a group with two episodes behind it -- its members
+//   not yet seen hot count as hot until the horizon before its usual end: memory moved up for it
+//   stays there.
 //   The group before it, when its episodes usually end by then, is predicted to cool from as
 //   long before its usual end as half the swap takes -- it going down and the predicted groups
 //   (the whole phase to come) coming up, in turns, at the rate the mover has really moved lately
