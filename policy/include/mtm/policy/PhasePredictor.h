@@ -50,8 +50,8 @@
 //   long before its usual end as half the swap takes -- it going down and the predicted groups
 //   (the whole phase to come) coming up, in turns, at the rate the mover has really moved lately
 //   -- and one interval more, so that the swap straddles the end: the plan may send it down to
-//   make the room (a tier that
-//   holds one phase's memory, not two), and a phase that runs long keeps its memory until then.
+//   make the room (a tier that holds one phase's memory, not two), and a phase that runs long
+//   keeps its memory until then.
 //   Where no rate is measured yet, or the phase to come does not fit the top tier's room for the
 //   target, or the swap does not fit horizon_s (swapFits): from one copy of the predicted groups
 //   at migration.max_rate and one interval more. A set still read that goes down early loses its
