@@ -52,6 +52,16 @@ profiler::Snapshot phaseSnapshot(uint64_t interval, int hot, int groups) {
   return s;
 }
 
+// A's phase (three groups) where only A's memory below `mid` reads hot: A's region cut there.
+profiler::Snapshot firstHalfHotSnapshot(uint64_t interval, uint64_t mid) {
+  auto s = phaseSnapshot(interval, 0, 3);
+  auto second = s.regions[0];
+  s.regions[0].end = second.start = mid;
+  second.hotness = 0;
+  s.regions.push_back(second);
+  return s;
+}
+
 // Whether group g's memory is predicted to cool in the interval just observed.
 bool coolsNow(const PhasePredictor& p, int g) {
   const auto r = groupRegion(g, 0, 1);
@@ -484,12 +494,7 @@ TEST_CASE("predictor: once a group's episode began its members not seen hot yet 
     return covered == a.end - mid;
   };
   for (uint64_t i = 0; i < 10; ++i, ++now) {
-    auto s = phaseSnapshot(now, 0, 3);
-    auto second = s.regions[0];
-    s.regions[0].end = second.start = mid;
-    second.hotness = 0;
-    s.regions.push_back(second);
-    p.observe(s);
+    p.observe(firstHalfHotSnapshot(now, mid));
     INFO("interval " << i << " of A's phase");
     CHECK(secondHalfPredicted() == (i < 8));
     if (i > 0) CHECK_FALSE(aheadOnA);  // its onset seen: predicted as a begun episode's, no longer ahead
@@ -507,12 +512,7 @@ TEST_CASE("predictor: a group seen once and half hot again does not pull up its 
   const auto a = groupRegion(0, 0, 1);
   const uint64_t mid = a.start + (a.end - a.start) / 2;
   for (uint64_t i = 0; i < 10; ++i, ++now) {
-    auto s = phaseSnapshot(now, 0, 3);
-    auto second = s.regions[0];
-    s.regions[0].end = second.start = mid;
-    second.hotness = 0;
-    s.regions.push_back(second);
-    p.observe(s);
+    p.observe(firstHalfHotSnapshot(now, mid));
     INFO("interval " << i);
     for (const auto& x : p.predictions()) CHECK_FALSE((x.pid == kPid && x.start < a.end && x.end > mid));
   }
