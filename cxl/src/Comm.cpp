@@ -108,6 +108,7 @@ Status Comm::attach(const UniqueIdData& id) {
   }
   Coherence mode = options_.coherence.value_or(pool_->coherent() ? Coherence::hardware : Coherence::flush);
   view_ = std::make_unique<RegionView>(base, layout_.bytes(), mode);
+  pool_->mapping().prefault(base, layout_.bytes());
 
   int channels = nranks_ + nranks_ * nranks_;
   planned_.assign(static_cast<std::size_t>(channels), 0);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <vector>
 
@@ -221,6 +222,20 @@ int PoolMapping::deviceOf(std::uint64_t offset) const { return static_cast<int>(
 
 std::uint64_t PoolMapping::deviceOffset(std::uint64_t offset) const {
   return offset / stripeBytes_ / devices_.size() * stripeBytes_ + offset % stripeBytes_;
+}
+
+void PoolMapping::prefault(std::byte* at, std::size_t bytes) const {
+#ifndef MADV_POPULATE_WRITE
+  constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14; older headers lack it
+#endif
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::byte* first = at - reinterpret_cast<std::uintptr_t>(at) % page;
+  const std::size_t span = static_cast<std::size_t>(at + bytes - first);
+  if (madvise(first, span, MADV_POPULATE_WRITE) != 0)
+    info("pool ", spec_, ": pages not faulted in ahead of use (madvise MADV_POPULATE_WRITE: ", std::strerror(errno), ")");
+  std::uint64_t sum = 0;
+  for (std::size_t offset = 0; offset < span; offset += page) sum += *reinterpret_cast<const volatile std::uint64_t*>(first + offset);
+  asm volatile("" : : "r"(sum));
 }
 
 Status PoolMapping::lock() const {

@@ -60,6 +60,15 @@ class PoolMapping {
   int deviceOf(std::uint64_t offset) const;
   std::uint64_t deviceOffset(std::uint64_t offset) const;
 
+  // Makes [at, at + bytes) of the mapping ready for use ahead of it, so that the calls that
+  // first touch each page do not pay for it: faults the pages in for writing
+  // (MADV_POPULATE_WRITE, Linux 5.14; a kernel or device that refuses leaves them to fault on
+  // use, logged at INFO), then reads a word of each, because under nested virtualisation the
+  // first access to a page after it is mapped still costs a hypervisor exit. On the development
+  // VM the first lap of a 2 MiB ring in 2 KiB chunks took 14-20 us a call against 1.1 after it;
+  // with this, 1.1-1.3 from the first call. Writes no data.
+  void prefault(std::byte* at, std::size_t bytes) const;
+
   // Writers of the pool's table hold this (an flock on the first device).
   Status lock() const;
   void unlock() const;

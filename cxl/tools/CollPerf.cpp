@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -147,24 +148,26 @@ bool parseBytes(const std::string& text, std::size_t* bytes) {
 namespace {
 
 void printUsage(FILE* to, const char* program, bool hasRanks, bool hasExtra) {
-  std::fprintf(
-      to,
-      "usage: %s [-C COLLS] [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS] [-T SECONDS] [-r ROOT] [-c 0|1]%s%s [--json FILE]\n"
-      "  -n   timed iterations per size, at least (default 20); -T: more, until they take SECONDS (default 0.05)\n"
-      "  -C   comma-separated: allgather,broadcast,gather,scatter,reduce,allreduce,reducescatter,alltoall,sendrecv or all\n"
-      "  -b/-e sizes of the whole vector in bytes (K, M, G), -f multiplication factor between sizes\n"
-      "  -c 1 checks every result once per size (#wrong column)%s\n"
-      "  -h, --help this text; --version the version\n"
-      "Prints nccl-tests' table (float, sum): size, count, time, algbw, busbw, #wrong.\n"
-      "Example: %s -C allgather -b 64K -e 64M%s\n",
-      program, hasRanks ? " [-g RANKS]" : "",
-      hasExtra ? " [--coherence pool|hardware|flush|simulate] [--gpu|--pool-buffers] [--bind core|none]" : "",
-      hasExtra ? "\n  --gpu: buffers in GPU memory (device 0, one stream per rank; needs a GPU)"
-                 "\n  --pool-buffers: buffers from cxlcclMemAlloc (read where they lie)"
-                 "\n  --bind core (default): rank r runs on the r-th CPU it may use, when the ranks are no\n"
-                 "       more than those CPUs (as mpirun binds 2 ranks); none: where the scheduler puts them"
-               : "",
-      program, hasRanks ? " -g 2" : "");
+  std::fprintf(to,
+               "usage: %s [-C COLLS] [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-W SECONDS] [-n ITERS] [-T SECONDS] [-r ROOT] [-c 0|1]%s%s "
+               "[--json FILE]\n"
+               "  -n   timed iterations per size, at least (default 20); -T: more, until they take SECONDS (default 0.05)\n"
+               "  -w   untimed iterations first, at least (default 5); -W: more, until they take SECONDS (default 0.05):\n"
+               "       a size's first calls pay for pages and cache lines that later calls find ready\n"
+               "  -C   comma-separated: allgather,broadcast,gather,scatter,reduce,allreduce,reducescatter,alltoall,sendrecv or all\n"
+               "  -b/-e sizes of the whole vector in bytes (K, M, G), -f multiplication factor between sizes\n"
+               "  -c 1 checks every result once per size (#wrong column)%s\n"
+               "  -h, --help this text; --version the version\n"
+               "Prints nccl-tests' table (float, sum): size, count, time, algbw, busbw, #wrong.\n"
+               "Example: %s -C allgather -b 64K -e 64M%s\n",
+               program, hasRanks ? " [-g RANKS]" : "",
+               hasExtra ? " [--coherence pool|hardware|flush|simulate] [--gpu|--pool-buffers] [--bind core|none]" : "",
+               hasExtra ? "\n  --gpu: buffers in GPU memory (device 0, one stream per rank; needs a GPU)"
+                          "\n  --pool-buffers: buffers from cxlcclMemAlloc (read where they lie)"
+                          "\n  --bind core (default): rank r runs on the r-th CPU it may use, when the ranks are no\n"
+                          "       more than those CPUs (as mpirun binds 2 ranks); none: where the scheduler puts them"
+                        : "",
+               program, hasRanks ? " -g 2" : "");
 }
 
 }  // namespace
@@ -197,6 +200,8 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
       s->warmup = std::atoi(value().c_str());
     else if (arg == "-n")
       s->iters = std::atoi(value().c_str());
+    else if (arg == "-W")
+      s->warmSeconds = std::atof(value().c_str());
     else if (arg == "-T")
       s->minSeconds = std::atof(value().c_str());
     else if (arg == "-r")
@@ -234,12 +239,37 @@ bool parseSettings(int argc, char** argv, const char* program, Settings* s, int*
       std::exit(2);
     }
   }
-  if (s->factor < 2 || s->minBytes < 4 || s->maxBytes < s->minBytes || s->iters < 1 || s->minSeconds < 0 || s->minSeconds > 60) {
-    std::fprintf(stderr, "%s: need -f >= 2, 4 <= -b <= -e, -n >= 1, 0 <= -T <= 60\n", program);
+  if (s->factor < 2 || s->minBytes < 4 || s->maxBytes < s->minBytes || s->iters < 1 || s->minSeconds < 0 || s->minSeconds > 60 ||
+      s->warmup < 0 || s->warmSeconds < 0 || s->warmSeconds > 60) {
+    std::fprintf(stderr, "%s: need -f >= 2, 4 <= -b <= -e, -n >= 1, -w >= 0, 0 <= -T <= 60, 0 <= -W <= 60\n", program);
     std::exit(2);
   }
   return true;
 }
+
+namespace {
+
+// Runs `call` at least s.warmup times (once at least) and, in rounds that double, until the
+// slowest rank has spent s.warmSeconds: a size's first calls pay for what later ones find ready
+// (pages mapped, lines cached; 4 KiB calls took 3-10x their later time for their first
+// milliseconds on the development VM, in libcxlccl and the MPIs alike). Every rank runs the same
+// rounds. Returns the last round's seconds a call on the slowest rank; `ok` turns false on every
+// rank when a call fails on one.
+double warmUp(Backend& backend, const Settings& s, const std::function<bool()>& call, bool* ok) {
+  constexpr double kFailed = 1e30;
+  double spent = 0;
+  for (int round = std::max(1, s.warmup);; round *= 2) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < round && *ok; ++i) *ok = call();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double perCall = backend.maxOverRanks(*ok ? seconds / round : kFailed);
+    if (perCall >= kFailed) *ok = false;
+    spent += perCall * round;
+    if (!*ok || spent >= s.warmSeconds) return perCall;
+  }
+}
+
+}  // namespace
 
 int runBenchmark(Backend& backend, const Settings& s) {
   const int n = backend.nranks();
@@ -254,8 +284,10 @@ int runBenchmark(Backend& backend, const Settings& s) {
     std::fprintf(json, "{\"transport\": \"%s\", \"nranks\": %d, \"rows\": [\n", backend.describe().c_str(), n);
   }
   if (rank == 0) {
-    std::printf("# %s, %d ranks, float, sum, %d warmup + at least %d timed iterations per size (and %.2f s; #wrong summed over ranks)\n",
-                backend.describe().c_str(), n, s.warmup, s.iters, s.minSeconds);
+    std::printf(
+        "# %s, %d ranks, float, sum, at least %d warmup (and %.2f s) + %d timed iterations (and %.2f s) per size; #wrong summed over "
+        "ranks\n",
+        backend.describe().c_str(), n, s.warmup, s.warmSeconds, s.iters, s.minSeconds);
     std::printf("#%14s %12s %7s %6s %5s %10s %9s %9s %7s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
     std::printf("#%14s %12s %7s %6s %5s %10s %9s %9s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
   }
@@ -296,13 +328,11 @@ int runBenchmark(Backend& backend, const Settings& s) {
         wrong = wrongElements(info.coll, recv, count, rank, n, s.root);
       }
       backend.barrier();
-      auto warm = std::chrono::steady_clock::now();
-      for (int i = 0; i < s.warmup && ok; ++i) ok = backend.run(info.coll, send.data(), recv.data(), count, s.root);
+      const double perCall = warmUp(
+          backend, s, [&] { return backend.run(info.coll, send.data(), recv.data(), count, s.root); }, &ok);
       // Small sizes take microseconds: enough iterations that the timed runs last minSeconds, so
       // a scheduler tick or a frequency step does not decide the figure. Every rank runs the same
       // count (the slowest rank's estimate).
-      const double perCall =
-          backend.maxOverRanks(std::chrono::duration<double>(std::chrono::steady_clock::now() - warm).count() / std::max(1, s.warmup));
       const int iters = std::max(s.iters, static_cast<int>(std::min(1e6, s.minSeconds / std::max(perCall, 1e-9))));
       backend.barrier();
       auto start = std::chrono::steady_clock::now();

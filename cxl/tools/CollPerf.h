@@ -32,9 +32,10 @@ struct Settings {
   std::size_t minBytes = 8;
   std::size_t maxBytes = 64u << 20;
   int factor = 2;
-  int warmup = 5;
-  int iters = 20;            // at least; more where 20 take less than minSeconds
-  double minSeconds = 0.05;  // a size's timed runs last at least this long (-T)
+  int warmup = 5;             // at least; more where they take less than warmSeconds
+  double warmSeconds = 0.05;  // a size's warm-up lasts at least this long (-W)
+  int iters = 20;             // at least; more where 20 take less than minSeconds
+  double minSeconds = 0.05;   // a size's timed runs last at least this long (-T)
   int root = 0;
   bool check = true;
   bool gpu = false;          // cxlccl-perf --gpu: buffers in GPU memory

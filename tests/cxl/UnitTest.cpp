@@ -1,12 +1,15 @@
 // The pieces under the collectives: the non-coherence simulation, the layout, reductions,
 // settings, the threads that share copies, and how a communicator counts the CPUs of its host.
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -294,6 +297,46 @@ TEST_CASE("ranks bound to a core each are not oversubscribed and two bound to on
   // As mpirun binds 2 ranks: each alone on its CPU, though each may use one only.
   CHECK(oversubscribedWhenBound([&](int rank) { return cpus[static_cast<std::size_t>(rank)]; }) == std::vector<int>{0, 0});
   CHECK(oversubscribedWhenBound([&](int) { return cpus[0]; }) == std::vector<int>{1, 1});
+}
+
+// The pages of `bytes` at `at` that this process's page table maps (/proc/self/pagemap, bit 63),
+// or -1 when it cannot be read.
+static long mappedPages(const std::byte* at, std::size_t bytes) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t first = reinterpret_cast<std::uintptr_t>(at) / page;
+  const std::size_t count = (reinterpret_cast<std::uintptr_t>(at) + bytes + page - 1) / page - first;
+  const int fd = open("/proc/self/pagemap", O_RDONLY);
+  if (fd < 0) return -1;
+  std::vector<std::uint64_t> entries(count);
+  const auto want = static_cast<ssize_t>(count * sizeof(std::uint64_t));
+  const bool read = pread(fd, entries.data(), static_cast<std::size_t>(want), static_cast<off_t>(first * sizeof(std::uint64_t))) == want;
+  close(fd);
+  if (!read) return -1;
+  return static_cast<long>(std::count_if(entries.begin(), entries.end(), [](std::uint64_t e) { return (e >> 63) != 0; }));
+}
+
+// A fresh pool's ring pages do not exist until touched: init maps every page of the region in
+// each rank, so that no call pays a fault (or, in a VM, an exit) for its first lap of the ring.
+TEST_CASE("a communicator's whole region is mapped in every rank when init returns", "[cxl]") {
+  test::TempPool pool;
+  cxlcclUniqueId uid;
+  REQUIRE(cxlcclGetUniqueId(&uid) == cxlcclSuccess);
+  UniqueIdData id;
+  std::memcpy(&id, &uid, sizeof id);
+  std::vector<int> result = test::runRanks(
+      2,
+      [&](int rank) {
+        Options options;
+        std::unique_ptr<Comm> comm;
+        if (!resolveOptions(nullptr, &options).ok() || !Comm::init(2, rank, id, options, &comm).ok()) return 2;
+        const std::size_t bytes = comm->layout().bytes();
+        const long pages = static_cast<long>((bytes + 4095) / 4096);
+        const long mapped = mappedPages(comm->view().at(0), bytes);
+        if (mapped != pages) std::fprintf(stderr, "rank %d: %ld of the region's %ld pages mapped\n", rank, mapped, pages);
+        return mapped == pages ? 0 : 1;
+      },
+      60);
+  CHECK(result == std::vector<int>{0, 0});
 }
 
 // delta publish's auto on given times: lines slower than the ring by more than 15% turn to the
