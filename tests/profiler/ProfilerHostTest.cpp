@@ -120,6 +120,12 @@ Result<std::unique_ptr<profiler::PerfEvent>> openOwnPageFaults() {
   return profiler::PerfEvent::open(pageFaults(), static_cast<int>(gettid()), 16);
 }
 
+// Whether a sample's address lies in the `pages` 4 KiB pages at `p`.
+bool inPages(const profiler::Sample& s, const volatile char* p, size_t pages) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  return s.addr >= a && s.addr < a + pages * 4096;
+}
+
 }  // namespace
 
 TEST_CASE("software page-fault samples flow through the real perf ring buffer", "[profiler][host]") {
@@ -130,8 +136,7 @@ TEST_CASE("software page-fault samples flow through the real perf ring buffer", 
   for (size_t i = 0; i < kPages; ++i) p[i * 4096] = 1;  // one fault a page
   size_t inside = 0;
   auto stats = (*ev)->drain([&](const profiler::Sample& s) {
-    const auto a = reinterpret_cast<uintptr_t>(p);
-    if (s.addr >= a && s.addr < a + kPages * 4096 && s.tid == static_cast<uint32_t>(gettid())) ++inside;
+    if (inPages(s, p, kPages) && s.tid == static_cast<uint32_t>(gettid())) ++inside;
   });
   munmap(const_cast<char*>(p), kPages * 4096);
   CHECK(inside == kPages);
@@ -152,10 +157,9 @@ TEST_CASE("a burst of page faults is read up to the cap and the rest dropped", "
   CHECK(stats.skippedBytes > 0);
   // The dropped ones are gone. Faults made since (the test's own, a sanitizer's
   // shadow memory) may be read, but none of them lies in the burst's pages.
-  const auto a = reinterpret_cast<uintptr_t>(p);
   size_t burstAgain = 0;
   auto again = (*ev)->drain([&](const profiler::Sample& s) {
-    if (s.addr >= a && s.addr < a + kPages * 4096) ++burstAgain;
+    if (inPages(s, p, kPages)) ++burstAgain;
   });
   munmap(const_cast<char*>(p), kPages * 4096);
   CHECK(burstAgain == 0);
