@@ -144,7 +144,14 @@ Status Comm::waitForRanks() {
   Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
   Backoff backoff;
   for (int r = 0; r < nranks_; ++r) {
-    while (view_->load(layout_.rankLine(r) + field::state) != static_cast<std::uint64_t>(RankState::active)) {
+    for (;;) {
+      // A peer may have joined, seen every rank and destroyed its communicator before this rank
+      // looks: one that left has joined. One that aborted will never join.
+      auto state = static_cast<RankState>(view_->load(layout_.rankLine(r) + field::state));
+      if (state == RankState::active || state == RankState::left) break;
+      if (state == RankState::aborted)
+        return Status::error(cxlcclRemoteError, "rank ", r, " of ", nranks_,
+                             " aborted the communicator before this rank had joined it: see that rank's log");
       if (Clock::now() > deadline)
         return Status::error(cxlcclRemoteError, "rank ", r, " of ", nranks_, " did not join the communicator within ", options_.timeoutMs,
                              " ms: is it running with the same unique id?");
@@ -217,6 +224,8 @@ Comm::~Comm() {
 void Comm::watchLocalPeers() {
   for (int r = 0; r < nranks_; ++r) {
     if (r == rank_ || hostOf(r) != host_) continue;
+    // A peer that has left already says so in its line; its pid may be another process's now.
+    if (view_->load(layout_.rankLine(r) + field::state) != static_cast<std::uint64_t>(RankState::active)) continue;
     auto pid = static_cast<pid_t>(view_->peek(layout_.rankLine(r) + field::pid));
     int fd = pid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)) : -1;
     if (fd < 0) info("rank ", rank_, ": no pidfd for ", describeRank(r), " (", std::strerror(errno), "): its heartbeat tells");

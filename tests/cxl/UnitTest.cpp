@@ -252,14 +252,20 @@ TEST_CASE("copies shared between threads land whole and exact", "[cxl]") {
   }
 }
 
-// 2 ranks bound to CPUs `cpuOf(rank)`: 1 when a rank's communicator counts itself oversubscribed
-// (waiting then yields at once), 0 when not, 2 on a failure.
-static std::vector<int> oversubscribedWhenBound(const std::function<int(int)>& cpuOf) {
-  test::TempPool pool;
+// A unique id for a communicator in the pool CXLCCL_POOL names, as the library holds it.
+static UniqueIdData newUniqueId() {
   cxlcclUniqueId uid;
   REQUIRE(cxlcclGetUniqueId(&uid) == cxlcclSuccess);
   UniqueIdData id;
   std::memcpy(&id, &uid, sizeof id);
+  return id;
+}
+
+// 2 ranks bound to CPUs `cpuOf(rank)`: 1 when a rank's communicator counts itself oversubscribed
+// (waiting then yields at once), 0 when not, 2 on a failure.
+static std::vector<int> oversubscribedWhenBound(const std::function<int(int)>& cpuOf) {
+  test::TempPool pool;
+  const UniqueIdData id = newUniqueId();
   // Both ranks stay until both have counted: a peer that is gone cannot show its CPUs.
   void* shared = mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   REQUIRE(shared != MAP_FAILED);
@@ -315,14 +321,59 @@ static long unmappedPages(const std::byte* at, std::size_t bytes) {
   return static_cast<long>(std::count_if(entries.begin(), entries.end(), [](std::uint64_t e) { return (e >> 63) == 0; }));
 }
 
+// Init returns in a rank once every rank has joined, so a fast rank may leave before a slow one
+// has looked at it. Both ranks share a CPU and the slow one is SCHED_IDLE: when the fast one wakes
+// up to look, it runs until it has left (ctest runs it alone: a busy test beside it would starve
+// the slow rank too). Each round's exit codes: 0 joined, 4 init failed because
+// the peer aborted, 2 any other failure (a timeout among them).
+static std::vector<int> initThenLeave(bool abort, int rounds) {
+  cpu_set_t one;
+  REQUIRE(sched_getaffinity(0, sizeof one, &one) == 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &one)) ++first;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  std::vector<int> codes;
+  for (int round = 0; round < rounds; ++round) {
+    test::TempPool pool;
+    const UniqueIdData id = newUniqueId();
+    std::vector<int> result = test::runRanks(
+        2,
+        [&](int rank) {
+          sched_param idle{};
+          if (sched_setaffinity(0, sizeof one, &one) != 0) return 3;
+          if (rank == 1 && sched_setscheduler(0, SCHED_IDLE, &idle) != 0) return 3;
+          Options options;
+          std::unique_ptr<Comm> comm;
+          if (!resolveOptions(nullptr, &options).ok()) return 3;
+          options.timeoutMs = 10000;
+          Status status = Comm::init(2, rank, id, options, &comm);
+          if (!status.ok()) {
+            std::fprintf(stderr, "rank %d: %s\n", rank, status.message.c_str());
+            return status.message.find("aborted") != std::string::npos ? 4 : 2;
+          }
+          return (abort ? comm->abort() : comm->destroy()).ok() ? 0 : 1;
+        },
+        60);
+    codes.insert(codes.end(), result.begin(), result.end());
+  }
+  return codes;
+}
+
+// A peer that left has joined (the slow rank used to wait out the timeout); one that aborted
+// fails the slow rank's init at once.
+TEST_CASE("a rank that leaves its communicator as soon as init returns does not hold up a slower peer's init", "[cxl][serial]") {
+  std::vector<int> destroyed = initThenLeave(false, 10);
+  CHECK(destroyed == std::vector<int>(destroyed.size(), 0));
+  std::vector<int> aborted = initThenLeave(true, 10);
+  CHECK(std::all_of(aborted.begin(), aborted.end(), [](int code) { return code == 0 || code == 4; }));
+}
+
 // A fresh pool's ring pages do not exist until touched: init maps every page of the region in
 // each rank, so that no call pays a fault (or, in a VM, an exit) for its first lap of the ring.
 TEST_CASE("a communicator's whole region is mapped in every rank when init returns", "[cxl]") {
   test::TempPool pool;
-  cxlcclUniqueId uid;
-  REQUIRE(cxlcclGetUniqueId(&uid) == cxlcclSuccess);
-  UniqueIdData id;
-  std::memcpy(&id, &uid, sizeof id);
+  const UniqueIdData id = newUniqueId();
   std::vector<int> result = test::runRanks(
       2,
       [&](int rank) {
@@ -331,6 +382,7 @@ TEST_CASE("a communicator's whole region is mapped in every rank when init retur
         if (!resolveOptions(nullptr, &options).ok() || !Comm::init(2, rank, id, options, &comm).ok()) return 2;
         const long unmapped = unmappedPages(comm->view().at(0), comm->layout().bytes());
         if (unmapped != 0) std::fprintf(stderr, "rank %d: %ld pages of the region not mapped (-1: pagemap unreadable)\n", rank, unmapped);
+        if (!comm->destroy().ok()) return 3;
         return unmapped == 0 ? 0 : 1;
       },
       60);
