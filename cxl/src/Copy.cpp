@@ -1,6 +1,7 @@
 #include "Copy.h"
 
 #include <immintrin.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -45,6 +46,15 @@ void copyToPool(void* dst, const void* src, std::size_t n, bool streaming) {
   } else {
     std::memcpy(dst, src, n);  // (glibc fences its own non-temporal stores, when it uses them)
   }
+}
+
+std::size_t streamingDestinationMin() {
+  static const std::size_t bytes = [] {
+    long cache = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (cache <= 0) cache = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return cache > 0 ? static_cast<std::size_t>(cache) / 2 : std::size_t{16} << 20;
+  }();
+  return bytes;
 }
 
 }  // namespace cxlccl

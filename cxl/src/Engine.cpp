@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "CacheLines.h"
+#include "Copy.h"
 #include "PoolBuffers.h"
 #include "Reduce.h"
 
@@ -327,7 +328,7 @@ Operation::Step Operation::stepFetch(Fetch& t) {
   Step step = ready(piece, t.done, bytes, &data);
   if (step != Step::moved) return step;
   std::byte* dst = t.dst + chunkOffset(t.c, t.bytes, t.done);
-  if (!moveBulk(dst, data, bytes, false)) return Step::failed;
+  if (!moveBulk(dst, data, bytes, t.bytes >= streamingDestinationMin())) return Step::failed;
   comm_.traffic().read += bytes;
   consumed(t.c, t.firstSeq + t.done);
   ++t.done;
@@ -371,7 +372,7 @@ bool Operation::publishingFrom(const std::byte* p, std::size_t bytes) const {
 Operation::Step Operation::stepCopy(Copy& t) {
   if (t.done == t.bytes) return Step::blocked;
   std::size_t bytes = std::min(kCopyStep, t.bytes - t.done);
-  if (!moveBulk(t.dst + t.done, t.src + t.done, bytes, false)) return Step::failed;  // never overlapping
+  if (!moveBulk(t.dst + t.done, t.src + t.done, bytes, t.bytes >= streamingDestinationMin())) return Step::failed;  // never overlapping
   t.done += bytes;
   return Step::moved;
 }
