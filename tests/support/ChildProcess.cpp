@@ -2,6 +2,7 @@
 
 #include "Run.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -15,8 +16,20 @@
 namespace mtm::test {
 
 ChildProcess::ChildProcess(std::vector<std::string> argv, std::string stderrPath, int uid) : log_(std::move(stderrPath)) {
+  // The constructor returns once the child has exec'd (its close-on-exec pipe end closes) or
+  // died: a pid handed on before then still names a copy of the test, not the program.
+  int execed[2] = {-1, -1};
+  const bool piped = pipe2(execed, O_CLOEXEC) == 0;
   pid_ = fork();
+  if (pid_ != 0 && piped) {
+    close(execed[1]);
+    char byte;
+    while (pid_ > 0 && read(execed[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    close(execed[0]);
+  }
   if (pid_ == 0) {
+    if (piped) close(execed[0]);
     int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int null = open("/dev/null", O_RDWR);
     dup2(null, 0);

@@ -12,6 +12,7 @@ namespace mtm::test {
 class ChildProcess {
  public:
   // argv[0] is a path. With `uid` >= 0 the child drops to that user (and its group) first.
+  // Returns once the child has exec'd the program (or failed to, and exited).
   ChildProcess(std::vector<std::string> argv, std::string stderrPath, int uid = -1);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
