@@ -261,6 +261,24 @@ static UniqueIdData newUniqueId() {
   return id;
 }
 
+// The CPUs this process may use, in order.
+static std::vector<int> allowedCpus() {
+  cpu_set_t allowed;
+  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  return cpus;
+}
+
+// Binds the calling process to `cpu` alone.
+static bool bindTo(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
 // 2 ranks bound to CPUs `cpuOf(rank)`: 1 when a rank's communicator counts itself oversubscribed
 // (waiting then yields at once), 0 when not, 2 on a failure.
 static std::vector<int> oversubscribedWhenBound(const std::function<int(int)>& cpuOf) {
@@ -273,14 +291,9 @@ static std::vector<int> oversubscribedWhenBound(const std::function<int(int)>& c
   std::vector<int> result = test::runRanks(
       2,
       [&](int rank) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpuOf(rank), &one);
         Options options;
         std::unique_ptr<Comm> comm;
-        if (sched_setaffinity(0, sizeof one, &one) != 0 || !resolveOptions(nullptr, &options).ok() ||
-            !Comm::init(2, rank, id, options, &comm).ok())
-          return 2;
+        if (!bindTo(cpuOf(rank)) || !resolveOptions(nullptr, &options).ok() || !Comm::init(2, rank, id, options, &comm).ok()) return 2;
         counted->fetch_add(1);
         while (counted->load() < 2) sched_yield();
         return comm->oversubscribed() ? 1 : 0;
@@ -291,11 +304,7 @@ static std::vector<int> oversubscribedWhenBound(const std::function<int(int)>& c
 }
 
 TEST_CASE("ranks bound to a core each are not oversubscribed and two bound to one core are", "[cxl]") {
-  cpu_set_t allowed;
-  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  const std::vector<int> cpus = allowedCpus();
   if (cpus.size() < 2) {
     WARN("skipped: this process may use " << cpus.size() << " CPU");
     return;
@@ -327,12 +336,7 @@ static long unmappedPages(const std::byte* at, std::size_t bytes) {
 // the slow rank too). Each round's exit codes: 0 joined, 4 init failed because
 // the peer aborted, 2 any other failure (a timeout among them).
 static std::vector<int> initThenLeave(bool abort, int rounds) {
-  cpu_set_t one;
-  REQUIRE(sched_getaffinity(0, sizeof one, &one) == 0);
-  int first = 0;
-  while (!CPU_ISSET(first, &one)) ++first;
-  CPU_ZERO(&one);
-  CPU_SET(first, &one);
+  const int cpu = allowedCpus().front();
   std::vector<int> codes;
   for (int round = 0; round < rounds; ++round) {
     test::TempPool pool;
@@ -341,7 +345,7 @@ static std::vector<int> initThenLeave(bool abort, int rounds) {
         2,
         [&](int rank) {
           sched_param idle{};
-          if (sched_setaffinity(0, sizeof one, &one) != 0) return 3;
+          if (!bindTo(cpu)) return 3;
           if (rank == 1 && sched_setscheduler(0, SCHED_IDLE, &idle) != 0) return 3;
           Options options;
           std::unique_ptr<Comm> comm;

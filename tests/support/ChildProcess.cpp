@@ -29,7 +29,6 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, std::string stderrPath
     close(execed[0]);
   }
   if (pid_ == 0) {
-    if (piped) close(execed[0]);
     int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int null = open("/dev/null", O_RDWR);
     dup2(null, 0);
