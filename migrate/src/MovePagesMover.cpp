@@ -370,6 +370,9 @@ class Execution {
         default:  // EACCES (shared page), EFAULT (zero page, not mapped), ENOENT (not present), ...
           stats_.failed[err] += e.pages;
           done_ += e.pages;
+          // No page there: a stretch on no node, so that the regions stop planning it until a
+          // check finds a page there again (a stack's untouched end failed every cooldown).
+          if (err == ENOENT) placed_.push_back({e.addr, e.pages, -1});
       }
     }
   }

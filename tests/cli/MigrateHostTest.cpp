@@ -1,18 +1,23 @@
 // Real move_pages(2) on this one-node machine: placement queries, moves that land where the
-// pages already are, a dead pid, another user's process.
+// pages already are, pages never touched, a dead pid, another user's process.
 #include <catch2/catch.hpp>
 
+#include <numaif.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
 #include "ChildProcess.h"
 #include "Run.h"
+#include "mtm/migrate/LiveKernel.h"
+#include "mtm/migrate/MovePagesMover.h"
 
 using namespace mtm::test;
 
@@ -73,6 +78,29 @@ TEST_CASE("migrate to the node the pages are on moves every page, huge pages who
   const uint64_t thps = doc["thp_moved_whole"].as<uint64_t>();
   CHECK(doc["move_pages_calls"].as<uint64_t>() == (8192 - thps * 512 + thps + 63) / 64);
   w.verify();
+}
+
+TEST_CASE("pages never touched fail with ENOENT and land on no node; the touched ones where they lie", "[migrate][host]") {
+  // This process's own 4 MiB of 4 KiB pages, the first 2 MiB written, moved to the node they are on.
+  constexpr uint64_t kMiB = 1 << 20;
+  void* mem = mmap(nullptr, 4 * kMiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(mem != MAP_FAILED);
+  REQUIRE(madvise(mem, 4 * kMiB, MADV_NOHUGEPAGE) == 0);
+  std::memset(mem, 1, 2 * kMiB);
+  int node = -1;
+  REQUIRE(get_mempolicy(&node, nullptr, 0, mem, MPOL_F_NODE | MPOL_F_ADDR) == 0);
+  const auto base = reinterpret_cast<uint64_t>(mem);
+  mtm::MoveRequest req;
+  req.pid = getpid();
+  req.ranges = {{base, base + 4 * kMiB}};
+  req.toNode = node;
+  mtm::migrate::LiveKernel kernel;
+  mtm::migrate::MovePagesMover mover({kernel.deps(), mtm::migrate::MoverOptions{}, {}});
+  const mtm::MoveStats st = mover.execute({req}, {});
+  munmap(mem, 4 * kMiB);
+  CHECK(st.pagesMoved == 2 * kMiB / 4096);
+  CHECK(st.failed.at(ENOENT) == 2 * kMiB / 4096);
+  CHECK(st.landings == std::vector<mtm::Landing>{{0, base, base + 2 * kMiB, node}, {0, base + 2 * kMiB, base + 4 * kMiB, -1}});
 }
 
 TEST_CASE("a dead pid is a clear error with exit 1", "[migrate][host]") {

@@ -54,6 +54,7 @@ class FakeKernel final : public migrate::MemorySyscalls, public migrate::HugePag
   std::map<int, uint64_t> capacity;   // node -> free 4 KiB pages (absent: unlimited)
   std::map<uint64_t, int> busyTries;  // address -> tries that fail with EBUSY
   std::set<uint64_t> shared;          // addresses that fail with EACCES
+  std::set<uint64_t> absent;          // addresses with no page yet: ENOENT
   int wholeCallErrno = 0;             // every call fails with it
   int exitAfterCalls = -1;            // the process exits after this many calls
   long pagesPerCallCost = 0;          // fake nanoseconds per page a call takes
@@ -79,6 +80,10 @@ class FakeKernel final : public migrate::MemorySyscalls, public migrate::HugePag
       auto it = pages_.find(a);
       if (it == pages_.end()) {
         status[i] = -EFAULT;
+        continue;
+      }
+      if (absent.count(a)) {
+        status[i] = -ENOENT;
         continue;
       }
       if (nodes == nullptr) {

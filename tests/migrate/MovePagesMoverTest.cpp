@@ -236,6 +236,19 @@ TEST_CASE("a request that lands on two nodes says where each stretch went", "[mo
   CHECK(t.move({r}).landings == std::vector<Landing>{{0, kBase, kBase + 4 * kMiB, 0}, {0, kBase + 4 * kMiB, kBase + 16 * kMiB, 1}});
 }
 
+TEST_CASE("pages the kernel finds not present form a stretch on no node", "[mover]") {
+  // 8 MiB promoted from node 3; the kernel has no page in [2, 6) MiB (never touched).
+  Setup s;
+  s.kernel.map(kBase, 8 * kMiB, 3);
+  for (uint64_t a = kBase + 2 * kMiB; a < kBase + 6 * kMiB; a += 4096) s.kernel.absent.insert(a);
+  auto st = s.move({request(0, 8 * kMiB, 0)});
+  CHECK(st.pagesMoved == 4 * kMiB / 4096);
+  CHECK(failed(st, ENOENT) == 4 * kMiB / 4096);
+  CHECK(st.landings == std::vector<Landing>{{0, kBase, kBase + 2 * kMiB, 0},
+                                            {0, kBase + 2 * kMiB, kBase + 6 * kMiB, -1},
+                                            {0, kBase + 6 * kMiB, kBase + 8 * kMiB, 0}});
+}
+
 TEST_CASE("a caller without permission gets one clear error and every page counted", "[mover]") {
   Setup s;
   s.kernel.map(kBase, 64 * 4096, 0);

@@ -332,6 +332,20 @@ TEST_CASE("memory a mover put on a node is there -- whatever the checks taken be
   CHECK(rs.find(kB + 40 * kM)->node == 3);
 }
 
+TEST_CASE("memory a mover found not present is on no node until a check finds a page there", "[regions]") {
+  OneRegion one(8 * kM);
+  RegionSet& rs = one.rs;
+  rs.observe(kB, true, 0);
+  rs.endInterval();
+  REQUIRE(rs.regions()[0].node == 0);
+  rs.noteNode(kB, kB + 8 * kM, -1);  // the planner skips a region on no node
+  rs.endInterval();
+  CHECK(rs.regions()[0].node == -1);
+  rs.observe(kB + kM, true, 1);
+  rs.endInterval();
+  CHECK(rs.regions()[0].node == 1);
+}
+
 TEST_CASE("a THP-backed region is cut on 2 MiB boundaries only", "[regions]") {
   OneRegion one(8 * kM);
   RegionSet& rs = one.rs;

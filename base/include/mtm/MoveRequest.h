@@ -44,8 +44,8 @@ struct MoveRequest {
 };
 
 // A stretch of one request's pages that now lie on one node -- moved there, or found there and
-// left (stay nodes) -- from its first page to the end of its last. Failed pages belong to no
-// stretch, and one may span them.
+// left (stay nodes) -- from its first page to the end of its last; node -1: pages the kernel
+// found not present (ENOENT). Other failed pages belong to no stretch, and one may span them.
 struct Landing {
   size_t request = 0;  // index in the requests given
   uint64_t start = 0, end = 0;
