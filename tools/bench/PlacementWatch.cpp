@@ -3,12 +3,12 @@
 // the workload's truth file and asks where the pages are: the current hot set, the previous
 // phase's hot set that is no longer hot ("old"), and the rest ("cold"). Per phase: seconds
 // until 80% of the hot set is in the top tier, the fractions in the top tier at the phase's
-// end; over the run: time-weighted fractions, the bytes the kernel migrated against the least a
-// clairvoyant placement moves for the same phases (the oracle, HotSetScore.h: the top tier's
-// room is its free memory less the kernel's reserve plus the workload's memory there, at the
-// sample where that was most), and ping-pong: sampled pages seen moving back the way
-// they came within --pingpong-window seconds of their last move. The watcher keeps its own
-// memory in the slowest tier, out of the room it measures.
+// end, the bytes the kernel migrated during it; over the run: time-weighted fractions, the
+// bytes the kernel migrated against the least a clairvoyant placement moves for the same
+// phases (the oracle, HotSetScore.h: the top tier's room is its free memory less the kernel's
+// reserve plus the workload's memory there, at the sample where that was most), and ping-pong:
+// sampled pages seen moving back the way they came within --pingpong-window seconds of their
+// last move. The watcher keeps its own memory in the slowest tier, out of the room it measures.
 //
 //   mtm-placement-watch --pid P --truth FILE --size 512M [--period 0.5] [--json out.json] [--label mtm]
 //
@@ -55,6 +55,7 @@ struct PhaseResult {
   double startTop = -1;  // hotTop at the phase's first sample, within one period of its start
   Fractions end;
   double samples = 0;
+  uint64_t migratedAtStart = 0;  // pgmigrate_success at the phase's first sample
 };
 
 uint64_t vmstat(const char* key) {
@@ -243,6 +244,12 @@ int main(int argc, char** argv) {
     if (truth.phases.empty()) continue;
     const double now = bench::monotonicSeconds();
     const size_t phase = truth.phases.size() - 1;
+    // Free memory first, then where the pages are: a process that exits between the two frees its
+    // share of the top tier, which the other order counted twice (a room of 261 MiB on a 256 MiB
+    // node, read as the workload exited). Once its memory is going, the query below fails.
+    uint64_t free = 0;
+    for (int node : topNodes)
+      if (auto bytes = config::readNodeFreeBytes(fs, node)) free += *bytes;
     auto f = measure(pid, truth, phase, *tiers, tierOf);
     if (!f) {
       // An exited process reads as ESRCH, or as EINVAL (no mm) while it waits to be reaped.
@@ -251,15 +258,15 @@ int main(int argc, char** argv) {
       return 1;
     }
     pingPong.observe(tierOf, now);
-    uint64_t free = 0;
-    for (int node : topNodes)
-      if (auto bytes = config::readNodeFreeBytes(fs, node)) free += *bytes;
     room = std::max(room, (free > reserve ? free - reserve : 0) + uint64_t(std::count(tierOf.begin(), tierOf.end(), 0)) * kStride * kPage);
     phases.resize(phase + 1);
     auto& p = phases[phase];
     const double since = now - truth.phases[phase].start;
     if (p.reaction < 0 && f->hotTop >= 0.8) p.reaction = since;
-    if (p.samples == 0) p.startTop = f->hotTop;
+    if (p.samples == 0) {
+      p.startTop = f->hotTop;
+      p.migratedAtStart = vmstat("pgmigrate_success");
+    }
     p.end = *f;
     p.samples += 1;
     weighted[0] += f->hotTop;
@@ -269,7 +276,8 @@ int main(int argc, char** argv) {
                 f->oldNext, f->coldTop, f->byTier.c_str());
     std::fflush(stdout);
   }
-  const double migratedMiB = double(vmstat("pgmigrate_success") - migratedBefore) * kPage / double(1 << 20);
+  const uint64_t migratedAfter = vmstat("pgmigrate_success");
+  const double migratedMiB = double(migratedAfter - migratedBefore) * kPage / double(1 << 20);
   bench::BenchReport report("placement of mtm-test-hotset under " + label, {{"phase", "", 6, 0},
                                                                             {"reaction", "s", 9, 1},
                                                                             {"start_top", "", 10, 3},
@@ -277,14 +285,20 @@ int main(int argc, char** argv) {
                                                                             {"old_top", "", 8, 3},
                                                                             {"old_next", "", 9, 3},
                                                                             {"old_bottom", "", 11, 3},
-                                                                            {"cold_top", "", 9, 3}});
+                                                                            {"cold_top", "", 9, 3},
+                                                                            {"migrated", "MiB", 9, 1}});
   report.note("reaction: seconds from the phase change until 80% of the new hot set is in the top tier (-1: never)");
   report.note("start_top: the fraction of the new hot set in the top tier at the phase's first sample (within one period)");
   report.note("at the phase's last sample: fractions in the top tier of the hot set, of the previous phase's hot set");
   report.note("(old; old_next, old_bottom: in the second and in the slowest tier) and of the rest (cold)");
-  for (size_t i = 0; i < phases.size(); ++i)
+  report.note("migrated: what the kernel migrated from the phase's first sample to the next phase's (all processes)");
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const uint64_t until = i + 1 < phases.size() && phases[i + 1].samples > 0 ? phases[i + 1].migratedAtStart : migratedAfter;
+    const uint64_t from = phases[i].samples > 0 ? phases[i].migratedAtStart : until;  // a phase the watch never saw: 0
+    const double phaseMiB = double(until - std::min(until, from)) * kPage / double(1 << 20);
     report.row({}, {double(i), phases[i].reaction, phases[i].startTop, phases[i].end.hotTop, phases[i].end.oldTop, phases[i].end.oldNext,
-                    phases[i].end.oldBottom, phases[i].end.coldTop});
+                    phases[i].end.oldBottom, phases[i].end.coldTop, phaseMiB});
+  }
   const auto oracle = bench::oracleMoves(truth.phases, room / bench::kGranule);
   const double oracleMiB = double(oracle.total() * bench::kGranule) / double(1 << 20);
   const double pingPongMiB = double(pingPong.count() * kStride * kPage) / double(1 << 20);
