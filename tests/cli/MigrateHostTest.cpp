@@ -80,7 +80,7 @@ TEST_CASE("migrate to the node the pages are on moves every page, huge pages who
   w.verify();
 }
 
-TEST_CASE("pages never touched fail with ENOENT and land on no node; the touched ones where they lie", "[migrate][host]") {
+TEST_CASE("pages never touched fail with ENOENT and land on no node -- the touched ones where they lie", "[migrate][host]") {
   // This process's own 4 MiB of 4 KiB pages, the first 2 MiB written, moved to the node they are on.
   constexpr uint64_t kMiB = 1 << 20;
   void* mem = mmap(nullptr, 4 * kMiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
