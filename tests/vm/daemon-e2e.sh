@@ -66,10 +66,10 @@ awk '/^mtm_kernel_vmstat_total\{counter="pgmigrate_success"\}/ { ok = $2 > 0 } E
   fail "pgmigrate_success not above 0 in the metrics"
 echo "metrics agree with mtmctl status: $(grep -c '^mtm_' /tmp/metrics.txt) series; the workload's:"
 grep "pid=\"$pid\"" /tmp/metrics.txt
-# Per phase (columns: phase reaction start_top hot_top old_top old_next old_bottom cold_top): hot_top >= 0.8;
+# Per phase (columns: phase reaction start_top hot_top old_top old_next old_bottom cold_top migrated): hot_top >= 0.8;
 # from phase 1 on, at most half the old hot set still in the top tier and little of it in the
 # slowest tier (demotion goes one tier down while there is room).
-bad=$(awk 'NF == 8 && $1 ~ /^[0-9]+$/ {
+bad=$(awk 'NF == 9 && $1 ~ /^[0-9]+$/ {
        n++
        if ($4 < 0.8) { print "phase " $1 ": only " $4 " of the hot set in the top tier"; bad = 1 }
        if ($1 > 0 && $5 > 0.5) { print "phase " $1 ": " $5 " of the old hot set still in the top tier"; bad = 1 }

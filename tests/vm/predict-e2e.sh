@@ -31,8 +31,8 @@ wait $probe
 cat /tmp/run.log /tmp/watch.log /tmp/status.txt /tmp/hint.txt
 [ $rc -eq 0 ] || fail "mtmctl run exited $rc"
 grep -q "wrong_pages=0 " /tmp/run.log || fail "the workload found corrupted pages"
-# Columns: phase reaction start_top hot_top old_top old_next old_bottom cold_top.
-bad=$(awk 'NF == 8 && $1 ~ /^[0-9]+$/ {
+# Columns: phase reaction start_top hot_top old_top old_next old_bottom cold_top migrated.
+bad=$(awk 'NF == 9 && $1 ~ /^[0-9]+$/ {
        n++
        if ($1 >= 6 && $3 < 0.9) { print "phase " $1 " began with only " $3 " of its hot set in the top tier"; bad = 1 }
      }
