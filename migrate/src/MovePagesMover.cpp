@@ -420,7 +420,7 @@ class Execution {
     uint64_t addr, pages;
     int node;
   };
-  std::vector<Placed> placed_;  // the current request's pages that moved or stayed
+  std::vector<Placed> placed_;  // the current request's pages that moved, stayed, or were not present (node -1)
 };
 
 }  // namespace
