@@ -45,7 +45,7 @@ class AbitSource final : public Source {
     if (auto st = probe(); !st.ok()) return st;
     auto scanner = program_->watch(pid);
     if (!scanner) return std::move(scanner).takeError();
-    if (nodes_.empty()) nodes_ = PfnNodeMap::read(KernelFs("/"));
+    nodes_.readOnce(LivePfnNodeMap::Clock::now());
     Target t;
     t.scanner = std::move(*scanner);
     t.pidfd = pidfd;
@@ -114,11 +114,12 @@ class AbitSource final : public Source {
     const uint64_t t0 = threadCpuNs();
     if (auto st = t.scanner->read(addrs, flags, &pfns); !st.ok()) return st;
     const uint64_t t1 = threadCpuNs();
+    const auto now = LivePfnNodeMap::Clock::now();
     for (size_t i = 0; i < t.pending.size(); ++i) {
       if (flags[i] & kAbitFault) continue;  // a racing change: no answer this time
       const bool present = flags[i] & kAbitPresent;
       const Mapping mapping = !present ? Mapping::exact : (flags[i] & kAbitHuge) ? Mapping::pmd : Mapping::pte;
-      regions.observe(t.pending[i], present && (flags[i] & kAbitAccessed), present ? nodes_.nodeOf(pfns[i]) : -1, mapping);
+      regions.observe(t.pending[i], present && (flags[i] & kAbitAccessed), present ? nodes_.nodeOf(pfns[i], now) : -1, mapping);
     }
     SampleClear sample = sampleClear(next, flags.data() + t.pending.size());
     t.pending = std::move(sample.pending);
@@ -191,7 +192,7 @@ class AbitSource final : public Source {
   std::shared_ptr<AbitProgram> program_;
   ClearCost cost_;
   std::map<int, Target> targets_;  // destroyed before the program (their watchers hold it too)
-  PfnNodeMap nodes_;
+  LivePfnNodeMap nodes_{KernelFs("/")};
 };
 
 const bool kRegistered = Registry<Source>::add("ebpf_abit", "page-table accessed bits read by a BPF program, cleared with process_madvise",
