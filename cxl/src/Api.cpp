@@ -272,6 +272,10 @@ cxlcclResult_t initComm(cxlcclComm_t* out, int nranks, const UniqueIdData& id, i
   if (!status.ok()) return report(status);
   auto* handle = new cxlcclComm{std::move(comm), nullptr, nullptr, nullptr};
   handle->op = std::make_unique<Operation>(*handle->comm);
+  if (Status agreed = DirectReads::agree(*handle->comm, *handle->op, options.direct, &handle->comm->direct()); !agreed.ok()) {
+    cxlcclCommAbort(handle);  // (the peers learn of it and fail as well)
+    return report(agreed);
+  }
   if (options.delta != DeltaMode::off) handle->delta = std::make_unique<DeltaState>(*handle->comm, options.delta);
   *out = handle;
   return cxlcclSuccess;

@@ -311,6 +311,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
       // 44-56 us a call in slot-sized chunks, 11 / 21-22 in four; Scatter and AllToAll gain as
       // much in this machine's slow mode, Send/Recv does not: docs/benchmarks.md).
       op.cutFiner();
+      op.allowDirectReads();
       for (int w = 0; w < n; ++w) op.piece(ring(w), bytes, everyoneBut(n, w), a.send, bytesAt(a.recv, w * bytes));
       op.copy(bytesAt(a.recv, me * bytes), a.send, bytes);
       break;
@@ -319,6 +320,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
       // copies in (2 ranks, 512 KiB: 26-34 us a call in slot-sized chunks, 16-25 in four;
       // docs/benchmarks.md).
       op.cutFiner();
+      op.allowDirectReads();
       op.piece(ring(a.root), bytes, everyoneBut(n, a.root), a.send, a.recv);
       if (me == a.root) op.copy(a.recv, a.send, bytes);
       break;
@@ -343,6 +345,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
         send = copy.data();
       }
       op.cutFiner();
+      op.allowDirectReads();
       for (int w = 0; w < n; ++w) {
         for (int p = 0; p < n; ++p) {
           if (p != w) op.piece(ring(w), bytes, 1ull << p, bytesAt(send, p * bytes), bytesAt(a.recv, w * bytes));

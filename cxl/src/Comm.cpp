@@ -233,6 +233,8 @@ void Comm::watchLocalPeers() {
   }
 }
 
+pid_t Comm::pidOf(int peer) const { return static_cast<pid_t>(view_->peek(layout_.rankLine(peer) + field::pid)); }
+
 bool Comm::exited(int peer) const {
   const int fd = peers_[static_cast<std::size_t>(peer)].pidfd;
   if (fd < 0) return false;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "CopyCrew.h"
+#include "DirectReads.h"
 #include "Layout.h"
 #include "Options.h"
 #include "Pool.h"
@@ -80,6 +81,9 @@ class Comm {
   PoolTraffic& traffic() { return traffic_; }
   // Shares this rank's large copies between threads (settings: copyThreads).
   CopyCrew& crew() { return *crew_; }
+  // Which ranks read which directly (DirectReads::agree, at creation).
+  DirectReads& direct() { return direct_; }
+  const DirectReads& direct() const { return direct_; }
 
   // The error that broke the communicator (cxlcclSuccess while it works) and its message.
   cxlcclResult_t asyncError() const { return error_.load(std::memory_order_acquire); }
@@ -130,6 +134,8 @@ class Comm {
   // the caller waits for, so the caller looks once more before giving up.
   Status checkPeer(int peer, Clock::time_point now, bool* left);
   std::string describeRank(int peer) const;
+  pid_t pidOf(int peer) const;  // as the peer wrote it in its rank line
+  bool onThisHost(int peer) const { return hostOf(peer) == host_; }
 
  private:
   Comm() = default;
@@ -161,6 +167,7 @@ class Comm {
   PoolTraffic traffic_;
   std::vector<std::byte> scratch_;
   std::unique_ptr<CopyCrew> crew_;
+  DirectReads direct_;
 
   struct PeerWatch {
     std::uint64_t heartbeat = 0;

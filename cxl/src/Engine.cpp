@@ -16,6 +16,10 @@ constexpr std::size_t kCopyAtOnceBytes = 4 << 10;  // smaller ones are made when
 
 std::uint64_t tagOf(std::uint64_t op, std::uint64_t hash) { return op << 32 | (hash & 0xffffffffu); }
 
+// A slot header's ref with this bit: the rest is the chunk's address in its writer, to be read
+// directly (user addresses never have it; pool offsets are far below it).
+constexpr std::uint64_t kDirectRef = 1ull << 63;
+
 }  // namespace
 
 Operation::Operation(Comm& comm) : comm_(comm) { cursors_.resize(static_cast<std::size_t>(comm.channelCount())); }
@@ -34,6 +38,7 @@ void Operation::begin(std::uint64_t op, std::uint64_t hash) {
   }
   touched_.clear();
   finerChunks_ = false;
+  readDirect_ = false;
   status_ = Status::success();
 }
 
@@ -43,27 +48,31 @@ void Operation::setReduction(cxlcclDataType_t type, cxlcclRedOp_t redOp) {
   typeBytes_ = typeSize(type);
 }
 
-std::size_t Operation::chunkSize(Channel c, std::size_t bytes) const {
+std::size_t Operation::chunkSize(Channel c, std::size_t bytes, bool direct) const {
   std::size_t slot = comm_.slotBytes(c);
-  if (!finerChunks_ || bytes >= kPipelineChunks * slot) return slot;
+  if (!finerChunks_ || direct || bytes >= kPipelineChunks * slot) return slot;
   std::size_t part = (bytes / kPipelineChunks + 4095) & ~std::size_t{4095};  // (whole elements of any type)
   return std::min(slot, std::max(part, kMinChunk));
 }
 
-std::uint64_t Operation::chunksOf(Channel c, std::size_t bytes) const {
+std::uint64_t Operation::chunksOf(Channel c, std::size_t bytes, bool direct) const {
   std::size_t slot = comm_.slotBytes(c);
   if (bytes <= std::min(slot, kMinChunk)) return bytes > 0 ? 1 : 0;  // (no division for the many small)
-  std::size_t size = chunkSize(c, bytes);
+  std::size_t size = chunkSize(c, bytes, direct);
   return (bytes + size - 1) / size;
 }
 
-std::size_t Operation::chunkOffset(Channel c, std::size_t bytes, std::uint64_t k) const {
-  return static_cast<std::size_t>(k) * chunkSize(c, bytes);
+std::size_t Operation::chunkOffset(Channel c, std::size_t bytes, std::uint64_t k, bool direct) const {
+  return static_cast<std::size_t>(k) * chunkSize(c, bytes, direct);
 }
 
-std::size_t Operation::chunkBytes(Channel c, std::size_t bytes, std::uint64_t k) const {
-  std::size_t size = chunkSize(c, bytes);
+std::size_t Operation::chunkBytes(Channel c, std::size_t bytes, std::uint64_t k, bool direct) const {
+  std::size_t size = chunkSize(c, bytes, direct);
   return std::min(size, bytes - static_cast<std::size_t>(k) * size);
+}
+
+bool Operation::plannedDirect(int writer, std::size_t bytes, std::uint64_t readers) const {
+  return readDirect_ && bytes >= DirectReads::kMinBytes && comm_.direct().allRead(readers, writer);
 }
 
 void Operation::expect(Channel c, std::uint64_t first, std::uint64_t chunks) {
@@ -74,21 +83,24 @@ void Operation::expect(Channel c, std::uint64_t first, std::uint64_t chunks) {
 }
 
 Operation::PieceRef Operation::piece(Channel c, std::size_t bytes, std::uint64_t readers, const void* src, void* dst) {
-  std::uint64_t chunks = chunksOf(c, bytes);
+  const bool direct = plannedDirect(c.writer, bytes, readers);
+  std::uint64_t chunks = chunksOf(c, bytes, direct);
   PieceRef ref{c, comm_.planned(c) + 1, op_, hash_};
   comm_.planned(c) += chunks;
   if (chunks == 0) return ref;
   if (c.writer == comm_.rank()) {
     // (Chunks that fit a slot header go inline: never where they lie.)
     std::uint64_t where = bytes > comm_.layout().inlineBytes() ? poolRef(src, bytes) : 0;
-    publishes_.push_back({op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers, ref.firstSeq, chunks, 0, -1, where});
+    // Device memory cannot be read so: its chunks go through the ring (the plan's chunks fit it).
+    publishes_.push_back({op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers, ref.firstSeq, chunks, 0, -1, where,
+                          direct && where == 0 && gpu_ == nullptr});
     if (publishes_.back().ref != 0 && !loggedInPlace_) {
       loggedInPlace_ = true;
       info("rank ", comm_.rank(), ": send buffers in the pool are read where they lie");
     }
   } else if ((readers >> comm_.rank() & 1) != 0) {
     expect(c, ref.firstSeq, chunks);
-    if (dst != nullptr) fetches_.push_back({op_, hash_, c, static_cast<std::byte*>(dst), bytes, ref.firstSeq, chunks, 0});
+    if (dst != nullptr) fetches_.push_back({op_, hash_, c, static_cast<std::byte*>(dst), bytes, ref.firstSeq, chunks, 0, direct});
   }
   return ref;
 }
@@ -197,6 +209,19 @@ bool Operation::moveUser(void* dst, const void* src, std::size_t bytes) {
   return status_.ok();
 }
 
+bool Operation::readChunkDirect(int writer, void* dst, const void* src, std::size_t bytes) {
+  // Into device memory through host memory: process_vm_readv writes only this process's pages.
+  if (gpu_ != nullptr) directScratch_.resize(bytes);
+  void* to = gpu_ != nullptr ? directScratch_.data() : dst;
+  if (Status st = DirectReads::read(comm_.pidOf(writer), to, src, bytes); !st.ok()) {
+    status_ = st.code == cxlcclRemoteError
+                  ? Status::error(st.code, comm_.describeRank(writer), " exited while this rank read its data directly")
+                  : Status::error(st.code, "reading a chunk of ", comm_.describeRank(writer), " directly: ", st.message);
+    return false;
+  }
+  return gpu_ == nullptr || moveUser(dst, to, bytes);
+}
+
 bool Operation::moveBulk(void* dst, const void* src, std::size_t bytes, bool streaming) {
   if (gpu_ != nullptr) return moveUser(dst, src, bytes);
   comm_.crew().copy(dst, src, bytes, streaming);
@@ -210,7 +235,7 @@ Operation::Step Operation::mismatch(const PieceRef& piece, const char* what) {
   return Step::failed;
 }
 
-Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::size_t bytes, const std::byte** data) {
+Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::size_t bytes, const std::byte** data, bool* direct) {
   Channel c = piece.channel;
   std::uint64_t seq = piece.firstSeq + k;
   Cursor& cursor = cursors_[static_cast<std::size_t>(comm_.channelIndex(c))];
@@ -243,7 +268,14 @@ Operation::Step Operation::ready(const PieceRef& piece, std::uint64_t k, std::si
     *data = view.at(header + field::payload);
     return Step::moved;
   }
-  if (std::uint64_t ref = view.peek(header + field::ref)) {
+  const std::uint64_t ref = view.peek(header + field::ref);
+  if ((ref & kDirectRef) != 0) {
+    if (direct == nullptr) return mismatch(piece, "published a chunk to be read directly where this rank combines it");
+    *direct = true;
+    *data = reinterpret_cast<const std::byte*>(ref & ~kDirectRef);
+    return Step::moved;
+  }
+  if (ref != 0) {
     std::byte* in = nullptr;  // the writer's pool buffer
     if (Status where = inPool(ref, 0, bytes, &in); !where.ok()) {
       status_ = Status::error(where.code, comm_.describeRank(c.writer), " published a chunk where it cannot be: ", where.message);
@@ -267,8 +299,8 @@ void Operation::consumed(Channel c, std::uint64_t seq) {
 }
 
 Operation::Step Operation::stepPublish(Publish& t) {
-  std::size_t offset = chunkOffset(t.c, t.bytes, t.done);
-  std::size_t bytes = chunkBytes(t.c, t.bytes, t.done);
+  std::size_t offset = chunkOffset(t.c, t.bytes, t.done, t.direct);
+  std::size_t bytes = chunkBytes(t.c, t.bytes, t.done, t.direct);
   if (t.readyCombine >= 0 && combines_[static_cast<std::size_t>(t.readyCombine)].doneBytes < offset + bytes) return Step::blocked;
   std::uint64_t seq = t.firstSeq + t.done;
   WriterRing& ring = comm_.writerRing(t.c);
@@ -277,7 +309,7 @@ Operation::Step Operation::stepPublish(Publish& t) {
   auto h = static_cast<std::size_t>(comm_.headerOf(t.c, seq));
   auto slot = static_cast<std::size_t>(comm_.slotOf(t.c, seq));
   bool inlined = bytes <= comm_.layout().inlineBytes();
-  bool inRing = !inlined && t.ref == 0;
+  bool inRing = !inlined && t.ref == 0 && !t.direct;
   if (!comm_.acked(t.c, ring.headerSeq[h], ring.headerReaders[h], &waitMask_) ||
       (inRing && !comm_.acked(t.c, ring.slotSeq[slot], ring.slotReaders[slot], &waitMask_)))
     return Step::blocked;
@@ -288,7 +320,10 @@ Operation::Step Operation::stepPublish(Publish& t) {
     if (!moveUser(view.at(header + field::payload), t.src + offset, bytes)) return Step::failed;
   } else {
     std::size_t data = comm_.chunkData(t.c, seq, bytes);
-    if (t.ref != 0) {
+    if (t.direct) {
+      // Read by every reader straight from here; run() waits for their acknowledgements.
+      ref = kDirectRef | reinterpret_cast<std::uintptr_t>(t.src + offset);
+    } else if (t.ref != 0) {
       // In a pool buffer already: readers take it from there (written back first without
       // coherence); run() waits for their acknowledgements before the caller may reuse it.
       ref = t.ref + offset;
@@ -323,13 +358,18 @@ Operation::Step Operation::stepPublish(Publish& t) {
 
 Operation::Step Operation::stepFetch(Fetch& t) {
   const std::byte* data = nullptr;
-  std::size_t bytes = chunkBytes(t.c, t.bytes, t.done);
+  std::size_t bytes = chunkBytes(t.c, t.bytes, t.done, t.direct);
   PieceRef piece{t.c, t.firstSeq, t.op, t.hash};
-  Step step = ready(piece, t.done, bytes, &data);
+  bool direct = false;
+  Step step = ready(piece, t.done, bytes, &data, &direct);
   if (step != Step::moved) return step;
-  std::byte* dst = t.dst + chunkOffset(t.c, t.bytes, t.done);
-  if (!moveBulk(dst, data, bytes, t.bytes >= streamingDestinationMin())) return Step::failed;
-  comm_.traffic().read += bytes;
+  std::byte* dst = t.dst + chunkOffset(t.c, t.bytes, t.done, t.direct);
+  if (direct) {
+    if (!readChunkDirect(t.c.writer, dst, data, bytes)) return Step::failed;
+  } else {
+    if (!moveBulk(dst, data, bytes, t.bytes >= streamingDestinationMin())) return Step::failed;
+    comm_.traffic().read += bytes;
+  }
   consumed(t.c, t.firstSeq + t.done);
   ++t.done;
   return Step::moved;
@@ -390,11 +430,11 @@ Status Operation::run() {
     for (Publish& t : publishes_) {
       // A piece published from a pool buffer is done once every reader acknowledged it.
       if (t.done == t.chunks) {
-        pending |= t.ref != 0 && !comm_.acked(t.c, t.firstSeq + t.chunks - 1, t.readers, &waitMask_);
+        pending |= (t.ref != 0 || t.direct) && !comm_.acked(t.c, t.firstSeq + t.chunks - 1, t.readers, &waitMask_);
         continue;
       }
       if (!account(stepPublish(t))) return status_;
-      pending |= t.done < t.chunks || t.ref != 0;
+      pending |= t.done < t.chunks || t.ref != 0 || t.direct;
     }
     for (Combine& t : combines_) {
       if (t.done == t.chunks) continue;

@@ -72,6 +72,12 @@ class Operation {
   void cutFiner() { finerChunks_ = true; }
   // Whether send buffers in the pool are published where they lie (default) or copied.
   void publishInPlace(bool allowed) { inPlaceAllowed_ = allowed; }
+  // Pieces planned from now on until begin() may be read directly from their writer's buffer
+  // where all their readers read the writer so (DirectReads): for collectives whose readers
+  // copy pieces out (never combine them), and measured to gain: AllGather, AllToAll and
+  // Broadcast; not Gather or Scatter, whose root reads or is read by every peer and bounds the
+  // call (both slower read directly: docs/benchmarks.md).
+  void allowDirectReads() { readDirect_ = true; }
   // A copy of the caller's buffers made at once, the same way.
   Status copyNow(void* dst, const void* src, std::size_t bytes);
 
@@ -109,6 +115,7 @@ class Operation {
     std::uint64_t done;
     int readyCombine;
     std::uint64_t ref;  // 1 + the pool offset of `src` when it is a pool buffer (PoolBuffers.h)
+    bool direct;        // its chunks' addresses are published, for its readers to read directly
   };
   struct Fetch {
     std::uint64_t op;
@@ -119,6 +126,7 @@ class Operation {
     std::uint64_t firstSeq;
     std::uint64_t chunks;
     std::uint64_t done;
+    bool direct;  // planned to be read directly (its writer may still publish it in the ring)
   };
   struct Combine {
     std::byte* dst;
@@ -147,16 +155,21 @@ class Operation {
 
   // A piece of `bytes` on ring `c` goes in chunks of its slot size -- or, with finer chunks and
   // when it fills fewer than kPipelineChunks slots, in about kPipelineChunks chunks (of at least
-  // kMinChunk), so that its readers start on the first while the rest is written. The same on
-  // every rank.
+  // kMinChunk), so that its readers start on the first while the rest is written -- except one
+  // planned to be read directly, which has no copy in to overlap (a read a slot, not four). The
+  // same on every rank.
   static constexpr std::size_t kPipelineChunks = 4;
   static constexpr std::size_t kMinChunk = 64 << 10;
-  std::size_t chunkSize(Channel c, std::size_t bytes) const;
-  std::uint64_t chunksOf(Channel c, std::size_t bytes) const;
-  std::size_t chunkOffset(Channel c, std::size_t bytes, std::uint64_t k) const;  // of chunk k
-  std::size_t chunkBytes(Channel c, std::size_t bytes, std::uint64_t k) const;
+  std::size_t chunkSize(Channel c, std::size_t bytes, bool direct = false) const;
+  std::uint64_t chunksOf(Channel c, std::size_t bytes, bool direct = false) const;
+  std::size_t chunkOffset(Channel c, std::size_t bytes, std::uint64_t k, bool direct = false) const;  // of chunk k
+  std::size_t chunkBytes(Channel c, std::size_t bytes, std::uint64_t k, bool direct = false) const;
+  // Whether `writer`'s piece of `bytes` for `readers` is planned to be read directly.
+  bool plannedDirect(int writer, std::size_t bytes, std::uint64_t readers) const;
   void expect(Channel c, std::uint64_t first, std::uint64_t chunks);
-  Step ready(const PieceRef& piece, std::uint64_t k, std::size_t bytes, const std::byte** data);
+  // A chunk's data; for one its writer published to be read directly, its address in the
+  // writer (*direct set; a combine, which passes none, fails on it).
+  Step ready(const PieceRef& piece, std::uint64_t k, std::size_t bytes, const std::byte** data, bool* direct = nullptr);
   void consumed(Channel c, std::uint64_t seq);
   Step stepPublish(Publish& t);
   Step stepFetch(Fetch& t);
@@ -167,6 +180,9 @@ class Operation {
   bool publishingFrom(const std::byte* p, std::size_t bytes) const;
   // copyNow(), its failure kept in status_ (false).
   bool moveUser(void* dst, const void* src, std::size_t bytes);
+  // A chunk of `writer`'s read from `src` in its memory into dst (DirectReads), its failure kept
+  // in status_ (false).
+  bool readChunkDirect(int writer, void* dst, const void* src, std::size_t bytes);
   // A bulk copy into or out of the pool or inside this rank: through the GPU for device buffers
   // (like moveUser), else shared by the copy crew (`streaming`: non-temporal stores).
   bool moveBulk(void* dst, const void* src, std::size_t bytes, bool streaming);
@@ -189,6 +205,7 @@ class Operation {
   std::vector<Input> inputs_;
   std::vector<Input> inputScratch_;
   std::vector<Copy> copies_;
+  std::vector<std::byte> directScratch_;  // a chunk read directly on its way to device memory
   std::vector<Cursor> cursors_;
   std::vector<int> touched_;
   std::uint64_t waitMask_ = 0;
@@ -197,6 +214,7 @@ class Operation {
   const GpuContext* gpu_ = nullptr;
   bool inPlaceAllowed_ = true;
   bool finerChunks_ = false;
+  bool readDirect_ = false;
   bool loggedInPlace_ = false;  // the first piece published where it lies is logged
   cudaStream_t stream_ = nullptr;
 };

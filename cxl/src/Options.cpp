@@ -94,6 +94,14 @@ Status deltaSetting(int configValue, DeltaMode* out) {
   return Status::success();
 }
 
+// CXLCCL_DIRECT (no config field: set it for the job): off, on, or auto (timed at creation).
+Status directSetting(DirectMode* out) {
+  int value = 2;
+  CXLCCL_TRY(choiceSetting(CXLCCL_CONFIG_UNDEF_INT, "CXLCCL_DIRECT", "", "", {"off", "on", "auto"}, 2, &value));
+  *out = value == 0 ? DirectMode::off : value == 1 ? DirectMode::on : DirectMode::automatic;
+  return Status::success();
+}
+
 }  // namespace
 
 bool parseSize(const std::string& text, std::uint64_t* bytes) {
@@ -150,6 +158,7 @@ Status resolveOptions(const cxlcclConfig_t* config, Options* out) {
   o.layout.chunkBytes = chunkBytes;
   CXLCCL_TRY(intSetting(c.copyThreads, "CXLCCL_COPY_THREADS", 0, 0, 16, "copyThreads", &o.copyThreads));
   CXLCCL_TRY(deltaSetting(c.delta, &o.delta));
+  CXLCCL_TRY(directSetting(&o.direct));
   int timed = 1;
   CXLCCL_TRY(intSetting(CXLCCL_CONFIG_UNDEF_INT, "CXLCCL_DELTA_TIMED", 1, 0, 1, "", &timed));
   o.deltaTimed = timed == 1;

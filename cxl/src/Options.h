@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "DirectReads.h"
 #include "Layout.h"
 #include "RegionView.h"
 #include "Status.h"
@@ -21,7 +22,8 @@ struct Options {
   LayoutParams layout;  // nranks set at init
   int copyThreads = 0;  // 0: chosen at init from the CPUs per rank on this host
   DeltaMode delta = DeltaMode::off;
-  bool deltaTimed = true;  // auto weighs the calls' times too, not only the share of lines changed
+  bool deltaTimed = true;                     // auto weighs the calls' times too, not only the share of lines changed
+  DirectMode direct = DirectMode::automatic;  // same-host direct reads (CXLCCL_DIRECT)
 };
 
 Status resolveOptions(const cxlcclConfig_t* config, Options* out);

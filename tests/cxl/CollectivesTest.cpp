@@ -143,6 +143,19 @@ TEST_CASE("every collective with copies shared by 3 threads", "[cxl]") {
   checkAllRanks(2, {300001}, cxlcclCoherenceFlush, {cxlcclFloat32});
 }
 
+// Peers on this host read directly (CXLCCL_DIRECT=on, whatever auto would measure) and never
+// (off): chunks over and under DirectReads::kMinBytes, a ring's worth and more, on 2 and 3 ranks.
+TEST_CASE("every collective with same-host direct reads on and off", "[cxl]") {
+  const std::string mode = GENERATE(as<std::string>{}, "on", "off");
+  const int n = GENERATE(2, 3);
+  INFO("CXLCCL_DIRECT=" << mode << ", " << n << " ranks");
+  struct Direct {
+    explicit Direct(const std::string& m) { setenv("CXLCCL_DIRECT", m.c_str(), 1); }
+    ~Direct() { unsetenv("CXLCCL_DIRECT"); }
+  } direct(mode);
+  checkAllRanks(n, {1001, 65537, 300001}, cxlcclCoherencePool, kLargeTypes);
+}
+
 // The smallest chunks (16 KiB; Send/Recv rings 4 KiB): pieces of many chunks, and Gather's and
 // Reduce's finer chunks capped by a slot smaller than their usual minimum.
 TEST_CASE("every collective with the smallest chunks", "[cxl]") {

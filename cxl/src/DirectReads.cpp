@@ -1,0 +1,164 @@
+#include "DirectReads.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <random>
+
+#include "Collectives.h"
+#include "Comm.h"
+
+namespace cxlccl {
+namespace {
+
+constexpr std::size_t kProbeBytes = 1 << 20;
+// The AllGather timed both ways under `auto`: each rank's block (less with many ranks: every
+// rank holds all blocks), and the rounds (the best of each way counts: a machine's copies may
+// switch between a fast and a slow mode).
+constexpr std::size_t kTimedBlockBytes = 512 << 10, kTimedBytesAtMost = 8 << 20;
+constexpr int kTimedRounds = 3;
+
+// Argument hashes of agree()'s exchanges: a rank that calls something else instead fails.
+constexpr std::uint64_t kProbeHash = 0xd12ec7a1, kWorksHash = 0xd12ec7a2, kVerdictHash = 0xd12ec7a3;
+
+struct Probe {
+  std::uint64_t address = 0;
+  std::uint64_t nonce = 0;
+  std::uint64_t timed = 0;  // 1: this rank runs under auto, and all time the AllGathers if any peer can be read
+};
+
+std::uint64_t everyoneBut(int n, int rank) {
+  const std::uint64_t all = n == 64 ? ~0ull : (1ull << n) - 1;
+  return all & ~(1ull << rank);
+}
+
+// Every rank's `mine` into all[rank], through the rings.
+template <typename T>
+Status exchange(Comm& comm, Operation& op, std::uint64_t hash, const T& mine, std::vector<T>* all) {
+  const int n = comm.nranks(), me = comm.rank();
+  all->assign(static_cast<std::size_t>(n), T{});
+  (*all)[static_cast<std::size_t>(me)] = mine;
+  op.begin(comm.nextOp(), hash);
+  for (int w = 0; w < n; ++w) op.piece(Channel{w, -1}, sizeof(T), everyoneBut(n, w), &mine, w == me ? nullptr : &(*all)[static_cast<std::size_t>(w)]);
+  return op.run();
+}
+
+// The probe's words: the nonce, then words derived from it, so that a read of the wrong memory
+// (a pid reused, another namespace) does not pass.
+std::uint64_t probeWord(std::uint64_t nonce, std::size_t i) { return nonce ^ (i * 0x9e3779b97f4a7c15ull); }
+
+// Whether this rank can read peer `w`'s probe, and why not.
+Status readProbe(Comm& comm, int w, const Probe& probe, std::vector<std::uint64_t>* scratch) {
+  scratch->assign(kProbeBytes / sizeof(std::uint64_t), 0);
+  CXLCCL_TRY(DirectReads::read(comm.pidOf(w), scratch->data(), reinterpret_cast<const void*>(probe.address), kProbeBytes));
+  for (std::size_t i = 0; i < scratch->size(); i += 4096 / sizeof(std::uint64_t)) {
+    if ((*scratch)[i] != probeWord(probe.nonce, i))
+      return Status::error(cxlcclSystemError, "its pid names another process here (another pid namespace under the same host name?)");
+  }
+  return Status::success();
+}
+
+// The best of kTimedRounds AllGathers of kTimedBlockBytes a rank, each way, taken in turns:
+// through the rings, and read directly where the ranks can (`works`).
+Status timeBothWays(Comm& comm, Operation& op, DirectReads* direct, const DirectReads& works, double* ringUs, double* directUs) {
+  const auto n = static_cast<std::size_t>(comm.nranks());
+  const std::size_t block = std::max(DirectReads::kMinBytes, std::min(kTimedBlockBytes, kTimedBytesAtMost / n / 4096 * 4096));
+  std::vector<std::byte> send(block, std::byte{1}), recv(block * n);
+  CallArgs args{send.data(), recv.data(), block, cxlcclUint8, cxlcclSum, 0};
+  *ringUs = *directUs = 1e300;
+  const DirectReads none;
+  for (int round = 0; round < kTimedRounds; ++round) {
+    for (bool directly : {false, true}) {
+      *direct = directly ? works : none;
+      const auto start = std::chrono::steady_clock::now();
+      CXLCCL_TRY(runCollective(comm, op, Collective::allGather, args));
+      const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+      double& best = directly ? *directUs : *ringUs;
+      best = std::min(best, us);
+    }
+  }
+  *direct = none;
+  return Status::success();
+}
+
+}  // namespace
+
+Status DirectReads::read(pid_t pid, void* dst, const void* src, std::size_t bytes) {
+  auto* to = static_cast<std::byte*>(dst);
+  auto from = reinterpret_cast<std::uintptr_t>(src);
+  while (bytes > 0) {
+    iovec local{to, bytes}, remote{reinterpret_cast<void*>(from), bytes};
+    const ssize_t got = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (got <= 0) {
+      const int err = got < 0 ? errno : EFAULT;
+      if (err == ESRCH) return Status::error(cxlcclRemoteError, "pid ", pid, " has exited");
+      return Status::error(cxlcclSystemError, "process_vm_readv of ", bytes, " bytes from pid ", pid, ": ", std::strerror(err),
+                           err == EPERM ? " (ptrace rules: kernel.yama.ptrace_scope, or another user)" : "");
+    }
+    to += got;
+    from += static_cast<std::uintptr_t>(got);
+    bytes -= static_cast<std::size_t>(got);
+  }
+  return Status::success();
+}
+
+bool DirectReads::allRead(std::uint64_t readers, int writer) const {
+  if (readsFrom_.empty() || readers == 0) return false;
+  for (std::size_t r = 0; r < readsFrom_.size(); ++r) {
+    if ((readers >> r & 1) != 0 && (readsFrom_[r] >> writer & 1) == 0) return false;
+  }
+  return true;
+}
+
+bool DirectReads::any() const {
+  return std::any_of(readsFrom_.begin(), readsFrom_.end(), [](std::uint64_t from) { return from != 0; });
+}
+
+Status DirectReads::agree(Comm& comm, Operation& op, DirectMode mode, DirectReads* out) {
+  const int n = comm.nranks(), me = comm.rank();
+  *out = DirectReads{};
+  if (n == 1) return Status::success();
+  // The probe: filled with words derived from a nonce, read by every peer on this host.
+  std::vector<std::uint64_t> probe(kProbeBytes / sizeof(std::uint64_t));
+  Probe mine{reinterpret_cast<std::uintptr_t>(probe.data()), std::random_device{}() * 0x100000001ull ^ static_cast<std::uint64_t>(getpid()),
+             mode == DirectMode::automatic ? 1u : 0u};
+  for (std::size_t i = 0; i < probe.size(); ++i) probe[i] = probeWord(mine.nonce, i);
+  std::vector<Probe> probes;
+  CXLCCL_TRY(exchange(comm, op, kProbeHash, mine, &probes));
+  std::uint64_t readable = 0;
+  std::vector<std::uint64_t> scratch;
+  for (int w = 0; w < n && mode != DirectMode::off; ++w) {
+    if (w == me || !comm.onThisHost(w)) continue;
+    if (Status st = readProbe(comm, w, probes[static_cast<std::size_t>(w)], &scratch); !st.ok()) {
+      info("rank ", me, ": reads ", comm.describeRank(w), " through the pool, not directly: ", st.message);
+      continue;
+    }
+    readable |= 1ull << w;
+  }
+  // A rank says what it can read once it has read its peers' probes: when this exchange ends
+  // here, no peer reads this rank's probe any more.
+  DirectReads works;
+  CXLCCL_TRY(exchange(comm, op, kWorksHash, readable, &works.readsFrom_));
+  // Timed where any rank runs under auto (every rank takes part: all know the same then), and
+  // heeded by those under auto.
+  const bool timed = std::any_of(probes.begin(), probes.end(), [](const Probe& p) { return p.timed != 0; });
+  std::uint64_t verdict = readable;
+  if (timed && works.any()) {
+    double ringUs = 0, directUs = 0;
+    CXLCCL_TRY(timeBothWays(comm, op, out, works, &ringUs, &directUs));
+    if (readable != 0 && mode == DirectMode::automatic) {
+      if (directUs >= ringUs) verdict = 0;
+      info("rank ", me, ": reads its peers on this host ", verdict != 0 ? "directly" : "through the pool",
+           " (auto: the AllGathers timed at creation took ", static_cast<int>(directUs), " us read directly, ", static_cast<int>(ringUs),
+           " us through the pool)");
+    }
+  }
+  if (readable != 0 && mode == DirectMode::on) info("rank ", me, ": reads its peers on this host directly (CXLCCL_DIRECT=on)");
+  return exchange(comm, op, kVerdictHash, verdict, &out->readsFrom_);
+}
+
+}  // namespace cxlccl
