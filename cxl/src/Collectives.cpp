@@ -406,6 +406,7 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
 
 Status runPointToPoint(Comm& comm, Operation& op, const P2pCall* calls, std::size_t count) {
   op.begin(0, 0);
+  op.allowDirectReads();                  // in a group only (publishInPlace): a lone Send returns before its Recv
   std::vector<const P2pCall*> selfSends;  // to this rank itself: matched in order, copied
   std::size_t selfMatched = 0;
   for (std::size_t i = 0; i < count; ++i) {

@@ -233,6 +233,14 @@ void Comm::watchLocalPeers() {
   }
 }
 
+void Comm::exiting(int peer, std::chrono::milliseconds limit) {
+  PeerWatch& watch = peers_[static_cast<std::size_t>(peer)];
+  watch.dead = true;
+  if (watch.pidfd < 0) return;
+  pollfd p{watch.pidfd, POLLIN, 0};
+  ::poll(&p, 1, static_cast<int>(limit.count()));
+}
+
 pid_t Comm::pidOf(int peer) const { return static_cast<pid_t>(view_->peek(layout_.rankLine(peer) + field::pid)); }
 
 bool Comm::exited(int peer) const {
@@ -252,8 +260,15 @@ Status Comm::fail(const Status& status) {
   if (error_.load() == cxlcclSuccess) {
     errorMessage_ = status.message;
     error_.store(status.code, std::memory_order_release);
+    // Said in the rank line before the failed call returns: a peer still reading a chunk of this
+    // rank's directly learns that the caller may have reused the buffer since (DirectReads).
+    if (view_ != nullptr && !left_) view_->store(layout_.rankLine(rank_) + field::state, static_cast<std::uint64_t>(RankState::failed));
   }
   return status;
+}
+
+bool Comm::active(int peer) const {
+  return view_->load(layout_.rankLine(peer) + field::state) == static_cast<std::uint64_t>(RankState::active);
 }
 
 std::string Comm::hostOf(int peer) const {
@@ -277,6 +292,7 @@ Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
   view_->refresh(line, layout_.lineBytes());
   auto state = static_cast<RankState>(view_->peek(line + field::state));
   if (state == RankState::aborted) return Status::error(cxlcclRemoteError, describeRank(peer), " aborted the communicator");
+  if (state == RankState::failed) return Status::error(cxlcclRemoteError, describeRank(peer), " failed a call: see that rank's error");
   *left = state == RankState::left;
   if (*left)
     return Status::error(cxlcclRemoteError, describeRank(peer),
@@ -396,7 +412,8 @@ Status Comm::leave(RankState state) {
   for (int r = 0; r < nranks_ && last; ++r) {
     if (r == rank_ || peers_[static_cast<std::size_t>(r)].dead) continue;
     auto other = static_cast<RankState>(view_->load(layout_.rankLine(r) + field::state));
-    last = other != RankState::active || deadOnThisHost(r);
+    // (A rank whose call failed still holds the region: it leaves when it aborts.)
+    last = (other != RankState::active && other != RankState::failed) || deadOnThisHost(r);
   }
   if (last && pool_ != nullptr) return pool_->release(region_);
   return Status::success();

@@ -88,7 +88,8 @@ class Comm {
   // The error that broke the communicator (cxlcclSuccess while it works) and its message.
   cxlcclResult_t asyncError() const { return error_.load(std::memory_order_acquire); }
   std::string asyncErrorMessage() const;
-  // Records `status` as the communicator's error (the first one stays) and returns it.
+  // Records `status` as the communicator's error (the first one stays), marks this rank aborted
+  // in its rank line, and returns it.
   Status fail(const Status& status);
   // Asks a call in progress on another thread to stop (CommAbort).
   bool aborting() const { return aborting_.load(std::memory_order_relaxed); }
@@ -135,6 +136,7 @@ class Comm {
   Status checkPeer(int peer, Clock::time_point now, bool* left);
   std::string describeRank(int peer) const;
   pid_t pidOf(int peer) const;  // as the peer wrote it in its rank line
+  bool active(int peer) const;  // its rank line says so: it has neither left nor failed a call
   bool onThisHost(int peer) const { return hostOf(peer) == host_; }
 
  private:
@@ -178,6 +180,14 @@ class Comm {
   // Opens a pidfd for each peer on this host (after waitForRanks: their pids are written).
   void watchLocalPeers();
   bool exited(int peer) const;  // its pidfd says so
+
+ public:
+  // A peer on this host found exiting (a direct read of its memory failed: its address space is
+  // gone) is dead; waits up to `limit` for its pidfd to say so too, so that every rank that
+  // leaves after this one counts it gone (one that looked in between would keep the region).
+  void exiting(int peer, std::chrono::milliseconds limit);
+
+ private:
   std::vector<PeerWatch> peers_;
 
   std::atomic<cxlcclResult_t> error_{cxlcclSuccess};

@@ -43,7 +43,8 @@ Status exchange(Comm& comm, Operation& op, std::uint64_t hash, const T& mine, st
   all->assign(static_cast<std::size_t>(n), T{});
   (*all)[static_cast<std::size_t>(me)] = mine;
   op.begin(comm.nextOp(), hash);
-  for (int w = 0; w < n; ++w) op.piece(Channel{w, -1}, sizeof(T), everyoneBut(n, w), &mine, w == me ? nullptr : &(*all)[static_cast<std::size_t>(w)]);
+  for (int w = 0; w < n; ++w)
+    op.piece(Channel{w, -1}, sizeof(T), everyoneBut(n, w), &mine, w == me ? nullptr : &(*all)[static_cast<std::size_t>(w)]);
   return op.run();
 }
 

@@ -8,9 +8,9 @@
 // (docs/benchmarks.md). So at communicator creation (agree(), collective) every rank reads a
 // probe each peer on its host filled with a nonce -- which proves the pid, the host and the
 // kernel's permission -- and, under `auto`, times an AllGather both ways; the ranks then tell
-// each other whom each reads directly. A writer then publishes the address of a chunk of a
-// collective that allows it (Operation::readDirect) instead of the data, where every reader of
-// the chunk reads it directly, and returns once they all acknowledged it.
+// each other whom each reads directly. A writer then publishes the address of a chunk of a call
+// that allows it (Operation::allowDirectReads) instead of the data, where every reader of the
+// chunk reads it directly, and returns once they all acknowledged it.
 
 #include <sys/types.h>
 

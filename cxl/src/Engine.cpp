@@ -72,7 +72,9 @@ std::size_t Operation::chunkBytes(Channel c, std::size_t bytes, std::uint64_t k,
 }
 
 bool Operation::plannedDirect(int writer, std::size_t bytes, std::uint64_t readers) const {
-  return readDirect_ && bytes >= DirectReads::kMinBytes && comm_.direct().allRead(readers, writer);
+  // (Not in the non-coherence simulation: what it is for is the pool's protocol.)
+  return readDirect_ && inPlaceAllowed_ && bytes >= DirectReads::kMinBytes && comm_.view().mode() != Coherence::simulate &&
+         comm_.direct().allRead(readers, writer);
 }
 
 void Operation::expect(Channel c, std::uint64_t first, std::uint64_t chunks) {
@@ -91,8 +93,9 @@ Operation::PieceRef Operation::piece(Channel c, std::size_t bytes, std::uint64_t
   if (c.writer == comm_.rank()) {
     // (Chunks that fit a slot header go inline: never where they lie.)
     std::uint64_t where = bytes > comm_.layout().inlineBytes() ? poolRef(src, bytes) : 0;
-    // Device memory cannot be read so: its chunks go through the ring (the plan's chunks fit it).
-    publishes_.push_back({op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers, ref.firstSeq, chunks, 0, -1, where,
+    // A pool buffer is read where it lies; device memory cannot be read directly: through the
+    // ring (the plan's chunks fit it).
+    publishes_.push_back({op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers, ref.firstSeq, chunks, 0, -1, where, direct,
                           direct && where == 0 && gpu_ == nullptr});
     if (publishes_.back().ref != 0 && !loggedInPlace_) {
       loggedInPlace_ = true;
@@ -213,7 +216,16 @@ bool Operation::readChunkDirect(int writer, void* dst, const void* src, std::siz
   // Into device memory through host memory: process_vm_readv writes only this process's pages.
   if (gpu_ != nullptr) directScratch_.resize(bytes);
   void* to = gpu_ != nullptr ? directScratch_.data() : dst;
-  if (Status st = DirectReads::read(comm_.pidOf(writer), to, src, bytes); !st.ok()) {
+  Status st = DirectReads::read(comm_.pidOf(writer), to, src, bytes);
+  // A writer whose call failed may have reused its buffer since (Comm::fail says so first):
+  // whatever was read is not its data, nor is a read that failed this rank's fault.
+  if (!comm_.active(writer)) {
+    status_ = Status::error(cxlcclRemoteError, comm_.describeRank(writer),
+                            " failed a call or left while this rank read its data directly: see that rank's error");
+    return false;
+  }
+  if (!st.ok()) {
+    if (st.code == cxlcclRemoteError) comm_.exiting(writer, std::chrono::milliseconds(1000));
     status_ = st.code == cxlcclRemoteError
                   ? Status::error(st.code, comm_.describeRank(writer), " exited while this rank read its data directly")
                   : Status::error(st.code, "reading a chunk of ", comm_.describeRank(writer), " directly: ", st.message);
@@ -299,8 +311,8 @@ void Operation::consumed(Channel c, std::uint64_t seq) {
 }
 
 Operation::Step Operation::stepPublish(Publish& t) {
-  std::size_t offset = chunkOffset(t.c, t.bytes, t.done, t.direct);
-  std::size_t bytes = chunkBytes(t.c, t.bytes, t.done, t.direct);
+  std::size_t offset = chunkOffset(t.c, t.bytes, t.done, t.plannedDirect);
+  std::size_t bytes = chunkBytes(t.c, t.bytes, t.done, t.plannedDirect);
   if (t.readyCombine >= 0 && combines_[static_cast<std::size_t>(t.readyCombine)].doneBytes < offset + bytes) return Step::blocked;
   std::uint64_t seq = t.firstSeq + t.done;
   WriterRing& ring = comm_.writerRing(t.c);
@@ -358,12 +370,12 @@ Operation::Step Operation::stepPublish(Publish& t) {
 
 Operation::Step Operation::stepFetch(Fetch& t) {
   const std::byte* data = nullptr;
-  std::size_t bytes = chunkBytes(t.c, t.bytes, t.done, t.direct);
+  std::size_t bytes = chunkBytes(t.c, t.bytes, t.done, t.plannedDirect);
   PieceRef piece{t.c, t.firstSeq, t.op, t.hash};
   bool direct = false;
   Step step = ready(piece, t.done, bytes, &data, &direct);
   if (step != Step::moved) return step;
-  std::byte* dst = t.dst + chunkOffset(t.c, t.bytes, t.done, t.direct);
+  std::byte* dst = t.dst + chunkOffset(t.c, t.bytes, t.done, t.plannedDirect);
   if (direct) {
     if (!readChunkDirect(t.c.writer, dst, data, bytes)) return Step::failed;
   } else {

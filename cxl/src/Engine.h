@@ -74,9 +74,10 @@ class Operation {
   void publishInPlace(bool allowed) { inPlaceAllowed_ = allowed; }
   // Pieces planned from now on until begin() may be read directly from their writer's buffer
   // where all their readers read the writer so (DirectReads): for collectives whose readers
-  // copy pieces out (never combine them), and measured to gain: AllGather, AllToAll and
-  // Broadcast; not Gather or Scatter, whose root reads or is read by every peer and bounds the
-  // call (both slower read directly: docs/benchmarks.md).
+  // copy pieces out (never combine them), and measured to gain: AllGather, AllToAll, Broadcast
+  // and Send/Recv in a group (only where send buffers may be published where they lie:
+  // publishInPlace); not Gather or Scatter, whose root reads or is read by every peer and
+  // bounds the call (both slower read directly: docs/benchmarks.md).
   void allowDirectReads() { readDirect_ = true; }
   // A copy of the caller's buffers made at once, the same way.
   Status copyNow(void* dst, const void* src, std::size_t bytes);
@@ -114,8 +115,9 @@ class Operation {
     std::uint64_t chunks;
     std::uint64_t done;
     int readyCombine;
-    std::uint64_t ref;  // 1 + the pool offset of `src` when it is a pool buffer (PoolBuffers.h)
-    bool direct;        // its chunks' addresses are published, for its readers to read directly
+    std::uint64_t ref;   // 1 + the pool offset of `src` when it is a pool buffer (PoolBuffers.h)
+    bool plannedDirect;  // chunked as a piece read directly (on every rank alike: plannedDirect())
+    bool direct;         // its chunks' addresses are published, for its readers to read directly
   };
   struct Fetch {
     std::uint64_t op;
@@ -126,7 +128,7 @@ class Operation {
     std::uint64_t firstSeq;
     std::uint64_t chunks;
     std::uint64_t done;
-    bool direct;  // planned to be read directly (its writer may still publish it in the ring)
+    bool plannedDirect;  // chunked so (its writer may still publish it otherwise: a buffer in the pool or on a GPU)
   };
   struct Combine {
     std::byte* dst;

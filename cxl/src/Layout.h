@@ -45,7 +45,9 @@ inline constexpr std::size_t state = 0, heartbeat = 8, pid = 16, host = 24, kHos
 inline constexpr std::size_t seq = 0, tag = 8, bytes = 16, ref = 24, payload = 32;
 }  // namespace field
 
-enum class RankState : std::uint64_t { absent = 0, active = 1, left = 2, aborted = 3 };
+// failed: a call of the rank's failed; it holds the region until it aborts (peers fail on it,
+// and no longer read its buffers directly).
+enum class RankState : std::uint64_t { absent = 0, active = 1, left = 2, aborted = 3, failed = 4 };
 
 struct LayoutParams {
   int nranks = 1;

@@ -64,6 +64,8 @@ const char* stateName(std::uint64_t state) {
       return "left";
     case RankState::aborted:
       return "aborted";
+    case RankState::failed:
+      return "failed";
   }
   return "?";
 }

@@ -144,7 +144,9 @@ TEST_CASE("every collective with copies shared by 3 threads", "[cxl]") {
 }
 
 // Peers on this host read directly (CXLCCL_DIRECT=on, whatever auto would measure) and never
-// (off): chunks over and under DirectReads::kMinBytes, a ring's worth and more, on 2 and 3 ranks.
+// (off): chunks over and under DirectReads::kMinBytes, a ring's worth and more, on 2 and 3 ranks;
+// ordinary buffers, buffers in the pool (read where they lie, chunked as pieces read directly),
+// and with cache-line flushes.
 TEST_CASE("every collective with same-host direct reads on and off", "[cxl]") {
   const std::string mode = GENERATE(as<std::string>{}, "on", "off");
   const int n = GENERATE(2, 3);
@@ -154,6 +156,8 @@ TEST_CASE("every collective with same-host direct reads on and off", "[cxl]") {
     ~Direct() { unsetenv("CXLCCL_DIRECT"); }
   } direct(mode);
   checkAllRanks(n, {1001, 65537, 300001}, cxlcclCoherencePool, kLargeTypes);
+  checkAllRanks(n, {65536, 300001}, cxlcclCoherencePool, {cxlcclFloat32}, false, 1, true);
+  checkAllRanks(n, {300001}, cxlcclCoherenceFlush, {cxlcclFloat32});
 }
 
 // The smallest chunks (16 KiB; Send/Recv rings 4 KiB): pieces of many chunks, and Gather's and

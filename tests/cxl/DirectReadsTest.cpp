@@ -1,11 +1,11 @@
 // Same-host direct reads (DirectReads.h): under CXLCCL_DIRECT=on a rank reads its peers' chunks
-// of AllGather, AllToAll and Broadcast straight from their buffers -- none of that data crosses
-// the pool -- and under off through the rings; chunks under DirectReads::kMinBytes always go
+// of AllGather, AllToAll, Broadcast and grouped Send/Recv straight from their buffers -- none of
+// that data crosses the pool -- and under off through the rings; chunks under DirectReads::kMinBytes always go
 // through the rings; a read from a process that exited is an error that says so.
 
-#include <catch2/catch.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -67,8 +67,8 @@ void checkTraffic(std::size_t count, const std::function<bool(int call, std::uin
     for (int call = 0; call < 3; ++call) {
       const std::uint64_t read = traffic[static_cast<std::size_t>(2 * call)], written = traffic[static_cast<std::size_t>(2 * call + 1)];
       if (!check(call, rank == 0 && call == 2 ? ~0ull : read, written)) {
-        std::fprintf(stderr, "rank %d, call %d: read %llu, wrote %llu bytes in the pool\n", rank, call, static_cast<unsigned long long>(read),
-                     static_cast<unsigned long long>(written));
+        std::fprintf(stderr, "rank %d, call %d: read %llu, wrote %llu bytes in the pool\n", rank, call,
+                     static_cast<unsigned long long>(read), static_cast<unsigned long long>(written));
         return 1;
       }
     }
@@ -132,4 +132,47 @@ TEST_CASE("a direct read copies another process's memory, and says so when the p
   CHECK(gone.code == cxlcclRemoteError);
   CHECK(gone.message.find("pid " + std::to_string(child) + " has exited") != std::string::npos);
   for (int fd : {ready[0], ready[1], done[0], done[1]}) close(fd);
+}
+
+// In a group a Send's chunks are read directly; a lone Send still copies into the ring and
+// returns before its Recv, so two ranks may each Send before they Recv.
+TEST_CASE("grouped Send/Recv is read directly, and a lone Send still returns before its Recv", "[cxl]") {
+  DirectEnv env("on");
+  TempPool pool;
+  cxlcclUniqueId id;
+  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
+  const std::size_t count = 256 << 10;  // 1 MiB of floats
+  std::vector<int> codes = runRanks(2, [&](int rank) {
+    cxlcclComm_t comm = nullptr;
+    if (cxlcclCommInitRank(&comm, 2, id, rank) != cxlcclSuccess) return 1;
+    const int peer = 1 - rank;
+    std::vector<float> send(count), recv(count);
+    int wrong = 0;
+    for (int lone = 0; lone < 2; ++lone) {
+      for (std::size_t i = 0; i < count; ++i) send[i] = static_cast<float>(rank * 1000 + lone * 100 + static_cast<int>(i % 97));
+      std::fill(recv.begin(), recv.end(), -1.0f);
+      cxlcclCommStats_t before{}, after{};
+      cxlcclCommStats(comm, &before);
+      if (lone == 0) {
+        if (cxlcclGroupStart() != cxlcclSuccess) return 1;
+        if (cxlcclSend(send.data(), count, cxlcclFloat, peer, comm, nullptr) != cxlcclSuccess) return 1;
+        if (cxlcclRecv(recv.data(), count, cxlcclFloat, peer, comm, nullptr) != cxlcclSuccess) return 1;
+        if (cxlcclGroupEnd() != cxlcclSuccess) return 1;
+      } else {
+        if (cxlcclSend(send.data(), count, cxlcclFloat, peer, comm, nullptr) != cxlcclSuccess) return 1;
+        if (cxlcclRecv(recv.data(), count, cxlcclFloat, peer, comm, nullptr) != cxlcclSuccess) return 1;
+      }
+      cxlcclCommStats(comm, &after);
+      for (std::size_t i = 0; i < count; ++i) wrong += recv[i] != static_cast<float>(peer * 1000 + lone * 100 + static_cast<int>(i % 97));
+      const std::uint64_t read = after.poolBytesRead - before.poolBytesRead;
+      if (read != (lone == 0 ? 0 : count * sizeof(float))) {
+        std::fprintf(stderr, "rank %d, %s: read %llu bytes in the pool\n", rank, lone ? "lone" : "grouped",
+                     static_cast<unsigned long long>(read));
+        ++wrong;
+      }
+    }
+    return cxlcclCommDestroy(comm) == cxlcclSuccess && wrong == 0 ? 0 : 1;
+  });
+  CHECK(codes[0] == 0);
+  CHECK(codes[1] == 0);
 }
