@@ -292,7 +292,7 @@ Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
   view_->refresh(line, layout_.lineBytes());
   auto state = static_cast<RankState>(view_->peek(line + field::state));
   if (state == RankState::aborted) return Status::error(cxlcclRemoteError, describeRank(peer), " aborted the communicator");
-  if (state == RankState::failed) return Status::error(cxlcclRemoteError, describeRank(peer), " failed a call: see that rank's error");
+  // (One whose call failed is waited on as before: its CommAbort or its death tells.)
   *left = state == RankState::left;
   if (*left)
     return Status::error(cxlcclRemoteError, describeRank(peer),

@@ -45,8 +45,8 @@ inline constexpr std::size_t state = 0, heartbeat = 8, pid = 16, host = 24, kHos
 inline constexpr std::size_t seq = 0, tag = 8, bytes = 16, ref = 24, payload = 32;
 }  // namespace field
 
-// failed: a call of the rank's failed; it holds the region until it aborts (peers fail on it,
-// and no longer read its buffers directly).
+// failed: a call of the rank's failed; it holds the region until it aborts, and its peers no
+// longer read its buffers directly (to all else it is still active).
 enum class RankState : std::uint64_t { absent = 0, active = 1, left = 2, aborted = 3, failed = 4 };
 
 struct LayoutParams {

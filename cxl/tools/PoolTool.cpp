@@ -158,8 +158,10 @@ int main(int argc, char** argv) {
     std::vector<RankSample> after = sampleRanks(*pool, regions[i]);
     // A buffer has no heartbeat: it is dead when its process is, as far as this host can tell.
     bool alive = regions[i].nranks == 0 && (kill(static_cast<pid_t>(regions[i].creatorPid), 0) == 0 || errno == EPERM);
+    // (A rank whose call failed holds the region until it aborts: alive while it beats.)
     for (std::size_t r = 0; r < after.size() && r < before[i].size(); ++r) {
-      alive |= after[r].state == static_cast<std::uint64_t>(RankState::active) && after[r].heartbeat != before[i][r].heartbeat;
+      const auto state = static_cast<RankState>(after[r].state);
+      alive |= (state == RankState::active || state == RankState::failed) && after[r].heartbeat != before[i][r].heartbeat;
     }
     if (alive) continue;
     status = pool->release(regions[i]);

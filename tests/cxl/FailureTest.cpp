@@ -1,19 +1,17 @@
 // A rank that dies, stalls or aborts makes the others' calls fail within the timeout, never
 // hang; bad arguments and bad pools are refused with a clear error.
 
+#include <signal.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <initializer_list>
-
-#include <signal.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <thread>
 #include <vector>
@@ -319,4 +317,43 @@ TEST_CASE("CommCoherence says the mode a communicator resolved to", "[cxl]") {
   CHECK(cxlcclCommCoherence(comm, &mode) == cxlcclSuccess);
   CHECK(mode == cxlcclCoherenceSimulate);
   CHECK(cxlcclCommDestroy(comm) == cxlcclSuccess);
+}
+
+// A rank whose call failed says so in its rank line (so that no peer reads its buffers directly
+// any more) and still holds the region: `cxlccl-pool info` shows it failed, `reclaim` keeps the
+// region while its heartbeat beats, and the last rank to abort frees it.
+TEST_CASE("a rank whose call failed is listed failed and keeps its region from reclaim until it aborts", "[cxl]") {
+  TempPool pool;
+  const std::string tool = std::string(CXLCCL_TOOLS_DIR) + "/cxlccl-pool";
+  auto output = [](const std::string& command) {
+    std::string out;
+    if (FILE* p = popen((command + " 2>&1").c_str(), "r")) {
+      char buffer[4096];
+      while (std::fgets(buffer, sizeof buffer, p) != nullptr) out += buffer;
+      pclose(p);
+    }
+    return out;
+  };
+  std::vector<int> codes = onRanks(2, 2000, 800, [&](cxlcclComm_t comm, int rank) {
+    std::size_t count = rank == 0 ? 100 : 200;
+    std::vector<int> send(count, 1), recv(2 * count);
+    if (cxlcclAllGather(send.data(), recv.data(), count, cxlcclInt32, comm, nullptr) == cxlcclSuccess) return 2;
+    if (rank == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(3000));  // beating, while rank 0 looks
+      cxlcclCommAbort(comm);
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // (rank 1's call has failed too)
+    const std::string info = output(tool + " info " + pool.path());
+    const std::string reclaim = output(tool + " reclaim --wait-ms 400 " + pool.path());
+    cxlcclCommAbort(comm);
+    if (info.find("failed failed") == std::string::npos || reclaim.find("freed 0 of 1") == std::string::npos) {
+      std::fprintf(stderr, "info:\n%s\nreclaim:\n%s\n", info.c_str(), reclaim.c_str());
+      return 3;
+    }
+    return 0;
+  });
+  CHECK(codes[0] == 0);
+  CHECK(codes[1] == 0);
+  CHECK(regionsLeft(pool.path()) == 0);  // the last rank to abort freed it
 }
