@@ -2,8 +2,8 @@
 // Same-host direct reads. A reader on its writer's host may copy a chunk straight from the
 // writer's buffer with process_vm_readv(2): one copy where the ring takes two (the writer's into
 // the pool, the reader's out of it), as Open MPI's CMA single copy does. Whether that pays is the
-// machine's to say: on a 2-vCPU Xeon KVM guest a 1 MiB AllGather took 66-82 us read directly
-// against 112-128 us through the ring; on a 2-vCPU EPYC PVM guest, whose system calls and page
+// machine's to say: on a 2-vCPU Xeon KVM guest a 1 MiB AllGather took 55-77 us read directly
+// against 82-97 us through the ring; on a 2-vCPU EPYC PVM guest, whose system calls and page
 // pinning pay for the hypervisor, direct reads were 1.5-2.7x slower from 1 MiB
 // (docs/benchmarks.md). So at communicator creation (agree(), collective) every rank reads a
 // probe each peer on its host filled with a nonce -- which proves the pid, the host and the
