@@ -88,8 +88,8 @@ class Comm {
   // The error that broke the communicator (cxlcclSuccess while it works) and its message.
   cxlcclResult_t asyncError() const { return error_.load(std::memory_order_acquire); }
   std::string asyncErrorMessage() const;
-  // Records `status` as the communicator's error (the first one stays), marks this rank aborted
-  // in its rank line, and returns it.
+  // Records `status` as the communicator's error (the first one stays), marks this rank failed
+  // in its rank line (RankState::failed), and returns it.
   Status fail(const Status& status);
   // Asks a call in progress on another thread to stop (CommAbort).
   bool aborting() const { return aborting_.load(std::memory_order_relaxed); }
