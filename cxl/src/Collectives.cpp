@@ -15,11 +15,6 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   return h * 0xff51afd7ed558ccdull;
 }
 
-std::uint64_t everyoneBut(int nranks, int rank) {
-  std::uint64_t all = nranks == 64 ? ~0ull : (1ull << nranks) - 1;
-  return all & ~(1ull << rank);
-}
-
 const std::byte* bytesAt(const void* base, std::size_t offset) { return static_cast<const std::byte*>(base) + offset; }
 std::byte* bytesAt(void* base, std::size_t offset) { return static_cast<std::byte*>(base) + offset; }
 

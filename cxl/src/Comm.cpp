@@ -171,10 +171,9 @@ void Comm::countRanksHere() {
   all = mine;
   int here = 0;
   for (int r = 0; r < nranks_; ++r) {
-    if (hostOf(r) != host_) continue;
+    if (!onThisHost(r)) continue;
     ++here;
-    auto pid = static_cast<pid_t>(view_->peek(layout_.rankLine(r) + field::pid));
-    if (r != rank_ && sched_getaffinity(pid, sizeof one, &one) == 0) CPU_OR(&all, &all, &one);
+    if (r != rank_ && sched_getaffinity(pidOf(r), sizeof one, &one) == 0) CPU_OR(&all, &all, &one);
   }
   const int shared = std::max(1, CPU_COUNT(&all));
   oversubscribed_ = here > shared;
@@ -223,10 +222,10 @@ Comm::~Comm() {
 // everywhere here: ranks on one host in different pid namespaces must have different host names.
 void Comm::watchLocalPeers() {
   for (int r = 0; r < nranks_; ++r) {
-    if (r == rank_ || hostOf(r) != host_) continue;
+    if (r == rank_ || !onThisHost(r)) continue;
     // A peer that has left already says so in its line; its pid may be another process's now.
     if (view_->load(layout_.rankLine(r) + field::state) != static_cast<std::uint64_t>(RankState::active)) continue;
-    auto pid = static_cast<pid_t>(view_->peek(layout_.rankLine(r) + field::pid));
+    const pid_t pid = pidOf(r);
     int fd = pid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)) : -1;
     if (fd < 0) info("rank ", rank_, ": no pidfd for ", describeRank(r), " (", std::strerror(errno), "): its heartbeat tells");
     peers_[static_cast<std::size_t>(r)].pidfd = fd;
@@ -281,7 +280,7 @@ std::string Comm::hostOf(int peer) const {
 
 std::string Comm::describeRank(int peer) const {
   std::string host = hostOf(peer);
-  return cat("rank ", peer, " (pid ", view_->peek(layout_.rankLine(peer) + field::pid), " on ", host.empty() ? "?" : host, ")");
+  return cat("rank ", peer, " (pid ", pidOf(peer), " on ", host.empty() ? "?" : host, ")");
 }
 
 Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
@@ -323,8 +322,8 @@ Status Comm::checkPeer(int peer, Clock::time_point now, bool* left) {
 // another host only the heartbeat tells (cxlccl-pool reclaim frees what such ranks leave).
 bool Comm::deadOnThisHost(int peer) const {
   if (exited(peer)) return true;
-  if (hostOf(peer) != host_) return false;
-  auto pid = static_cast<pid_t>(view_->peek(layout_.rankLine(peer) + field::pid));
+  if (!onThisHost(peer)) return false;
+  const pid_t pid = pidOf(peer);
   return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
 

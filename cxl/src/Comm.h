@@ -138,6 +138,10 @@ class Comm {
   pid_t pidOf(int peer) const;  // as the peer wrote it in its rank line
   bool active(int peer) const;  // its rank line says so: it has neither left nor failed a call
   bool onThisHost(int peer) const { return hostOf(peer) == host_; }
+  // A peer on this host found exiting (a direct read of its memory failed: its address space is
+  // gone) is dead; waits up to `limit` for its pidfd to say so too, so that every rank that
+  // leaves after this one counts it gone (one that looked in between would keep the region).
+  void exiting(int peer, std::chrono::milliseconds limit);
 
  private:
   Comm() = default;
@@ -181,13 +185,6 @@ class Comm {
   void watchLocalPeers();
   bool exited(int peer) const;  // its pidfd says so
 
- public:
-  // A peer on this host found exiting (a direct read of its memory failed: its address space is
-  // gone) is dead; waits up to `limit` for its pidfd to say so too, so that every rank that
-  // leaves after this one counts it gone (one that looked in between would keep the region).
-  void exiting(int peer, std::chrono::milliseconds limit);
-
- private:
   std::vector<PeerWatch> peers_;
 
   std::atomic<cxlcclResult_t> error_{cxlcclSuccess};

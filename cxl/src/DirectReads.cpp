@@ -32,11 +32,6 @@ struct Probe {
   std::uint64_t timed = 0;  // 1: this rank runs under auto, and all time the AllGathers if any peer can be read
 };
 
-std::uint64_t everyoneBut(int n, int rank) {
-  const std::uint64_t all = n == 64 ? ~0ull : (1ull << n) - 1;
-  return all & ~(1ull << rank);
-}
-
 // Every rank's `mine` into all[rank], through the rings.
 template <typename T>
 Status exchange(Comm& comm, Operation& op, std::uint64_t hash, const T& mine, std::vector<T>* all) {

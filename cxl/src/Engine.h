@@ -16,6 +16,12 @@
 
 namespace cxlccl {
 
+// The reader mask of a piece that every rank of `nranks` but `rank` reads.
+inline std::uint64_t everyoneBut(int nranks, int rank) {
+  const std::uint64_t all = nranks == 64 ? ~0ull : (1ull << nranks) - 1;
+  return all & ~(1ull << rank);
+}
+
 class Operation {
  public:
   explicit Operation(Comm& comm);
