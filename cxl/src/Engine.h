@@ -80,10 +80,10 @@ class Operation {
   void publishInPlace(bool allowed) { inPlaceAllowed_ = allowed; }
   // Pieces planned from now on until begin() may be read directly from their writer's buffer
   // where all their readers read the writer so (DirectReads): for collectives whose readers
-  // copy pieces out (never combine them), and measured to gain: AllGather, AllToAll, Broadcast
-  // and Send/Recv in a group (only where send buffers may be published where they lie:
-  // publishInPlace); not Gather or Scatter, whose root reads or is read by every peer and
-  // bounds the call (both slower read directly: docs/benchmarks.md).
+  // copy pieces out (never combine them), and measured to gain: AllGather, AllToAll, Broadcast,
+  // Scatter and Send/Recv in a group (only where send buffers may be published where they lie:
+  // publishInPlace); not Gather, whose root would read every peer's block itself and bounds the
+  // call (slower read directly: docs/benchmarks.md).
   void allowDirectReads() { readDirect_ = true; }
   // A copy of the caller's buffers made at once, the same way.
   Status copyNow(void* dst, const void* src, std::size_t bytes);

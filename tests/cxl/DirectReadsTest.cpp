@@ -1,5 +1,5 @@
 // Same-host direct reads (DirectReads.h): under CXLCCL_DIRECT=on a rank reads its peers' chunks
-// of AllGather, AllToAll, Broadcast and grouped Send/Recv straight from their buffers -- none of
+// of AllGather, AllToAll, Broadcast, Scatter and grouped Send/Recv straight from their buffers -- none of
 // that data crosses the pool -- and under off through the rings; chunks under DirectReads::kMinBytes always go
 // through the rings; a read from a process that exited is an error that says so.
 
@@ -25,30 +25,36 @@ struct DirectEnv {
   ~DirectEnv() { unsetenv("CXLCCL_DIRECT"); }
 };
 
-// The pool bytes a rank read and wrote in each of AllGather, AllToAll and Broadcast (root 0) of
-// `count` floats a block on 2 ranks; its exit code is 1 on a wrong result or a failed call.
-int runThree(int rank, const cxlcclUniqueId& id, std::size_t count, std::vector<std::uint64_t>* traffic) {
+// The pool bytes a rank read and wrote in each of AllGather, AllToAll, Broadcast and Scatter
+// (root 0) of `count` floats a block on 2 ranks; its exit code is 1 on a wrong result or a
+// failed call.
+constexpr int kCalls = 4;
+int runCalls(int rank, const cxlcclUniqueId& id, std::size_t count, std::vector<std::uint64_t>* traffic) {
   cxlcclComm_t comm = nullptr;
   if (cxlcclCommInitRank(&comm, 2, id, rank) != cxlcclSuccess) return 1;
   std::vector<float> send(2 * count), recv(2 * count);
   for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<float>(rank * 1000003 + static_cast<int>(i % 999983));
   auto sent = [&](int r, std::size_t i) { return static_cast<float>(r * 1000003 + static_cast<int>(i % 999983)); };
   int wrong = 0;
-  for (int call = 0; call < 3; ++call) {
+  for (int call = 0; call < kCalls; ++call) {
     std::fill(recv.begin(), recv.end(), -1.0f);
     cxlcclCommStats_t before{}, after{};
     cxlcclCommStats(comm, &before);
     cxlcclResult_t result = call == 0   ? cxlcclAllGather(send.data(), recv.data(), count, cxlcclFloat, comm, nullptr)
                             : call == 1 ? cxlcclAllToAll(send.data(), recv.data(), count, cxlcclFloat, comm, nullptr)
-                                        : cxlcclBroadcast(send.data(), recv.data(), count, cxlcclFloat, 0, comm, nullptr);
+                            : call == 2 ? cxlcclBroadcast(send.data(), recv.data(), count, cxlcclFloat, 0, comm, nullptr)
+                                        : cxlcclScatter(send.data(), recv.data(), count, cxlcclFloat, 0, comm, nullptr);
     if (result != cxlcclSuccess) return 1;
     cxlcclCommStats(comm, &after);
     traffic->push_back(after.poolBytesRead - before.poolBytesRead);
     traffic->push_back(after.poolBytesWritten - before.poolBytesWritten);
-    const std::size_t blocks = call == 2 ? 1 : 2;
+    const std::size_t blocks = call >= 2 ? 1 : 2;
     for (std::size_t i = 0; i < blocks * count; ++i) {
-      const int from = call == 2 ? 0 : static_cast<int>(i / count);
-      const std::size_t at = call == 0 ? i % count : call == 1 ? static_cast<std::size_t>(rank) * count + i % count : i;
+      const int from = call >= 2 ? 0 : static_cast<int>(i / count);
+      const std::size_t at = call == 0   ? i % count
+                             : call == 1 ? static_cast<std::size_t>(rank) * count + i % count
+                             : call == 2 ? i
+                                         : static_cast<std::size_t>(rank) * count + i;
       wrong += recv[i] != sent(from, at);
     }
   }
@@ -63,10 +69,10 @@ void checkTraffic(std::size_t count, const std::function<bool(int call, std::uin
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
   std::vector<int> codes = runRanks(2, [&](int rank) {
     std::vector<std::uint64_t> traffic;
-    if (runThree(rank, id, count, &traffic) != 0) return 1;
-    for (int call = 0; call < 3; ++call) {
+    if (runCalls(rank, id, count, &traffic) != 0) return 1;
+    for (int call = 0; call < kCalls; ++call) {
       const std::uint64_t read = traffic[static_cast<std::size_t>(2 * call)], written = traffic[static_cast<std::size_t>(2 * call + 1)];
-      if (!check(call, rank == 0 && call == 2 ? ~0ull : read, written)) {
+      if (!check(call, rank == 0 && call >= 2 ? ~0ull : read, written)) {
         std::fprintf(stderr, "rank %d, call %d: read %llu, wrote %llu bytes in the pool\n", rank, call,
                      static_cast<unsigned long long>(read), static_cast<unsigned long long>(written));
         return 1;
@@ -84,14 +90,15 @@ TEST_CASE("ranks on one host read each other's chunks directly: right results, a
   const std::size_t count = 256 << 10;  // 1 MiB of floats a block
   SECTION("on") {
     DirectEnv env("on");
-    // (A Broadcast root reads nothing: its check is skipped, ~0.)
+    // (A Broadcast or Scatter root reads nothing: its check is skipped, ~0.)
     checkTraffic(count, [](int, std::uint64_t read, std::uint64_t written) { return (read == ~0ull || read == 0) && written == 0; });
   }
   SECTION("off") {
     DirectEnv env("off");
     const std::uint64_t block = count * sizeof(float);
     checkTraffic(count, [&](int call, std::uint64_t read, std::uint64_t written) {
-      return (read == ~0ull || read == block) && (written == (call == 2 ? 0 : block) || call == 2);
+      // (What a root writes is its peer's block, and a peer of the root writes nothing.)
+      return (read == ~0ull || read == block) && (written == (call >= 2 ? 0 : block) || call >= 2);
     });
   }
 }
