@@ -48,14 +48,17 @@ void tellPushable(Operation& op, int me, int n, int root, std::uint64_t* target,
   op.piece(Channel{root, -1}, sizeof *target, everyoneBut(n, root), target, me == root ? nullptr : target);
 }
 
-// Gather straight into a root buffer that lies in the pool (cxlcclMemAlloc): the root announces
-// where it lies; every other rank copies its block there at once and says so, while the root
-// copies its own. One copy a block, made by all ranks at once, where the pulled gather makes two
-// and leaves all the reading to the root. The announcement is a round trip before any data
-// moves, so it is made only where the root's buffer lay in the pool at the last Gather to it
-// (Comm::pushable). `pushed` false: the root's buffer is not usable so (not in the pool,
-// not line-aligned, a GPU stream); nothing moved but the announcement.
-Status gatherPushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t bytes, std::uint64_t hash, bool* pushed) {
+// Gather straight into the root's buffer: where it lies in the pool (cxlcclMemAlloc), or, where
+// every peer may write into the root directly (Operation::mayWriteDirectlyTo, `direct`), where
+// it lies in the root's process. The root announces where; every other rank copies its block
+// there at once and says so, while the root copies its own. One copy a block, made by all ranks
+// at once, where the pulled gather makes two and leaves all the reading to the root (2 ranks,
+// 256 KiB-4 MiB written directly: docs/benchmarks.md, "session 44"). The announcement is a round
+// trip before any data moves, so it is made only where the root's buffer lay in the pool at the
+// last Gather to it (Comm::pushable) or peers may write into the root. `pushed` false: the
+// root's buffer is not usable so (not in the pool and not written directly, not line-aligned, a
+// GPU stream); nothing moved but the announcement.
+Status gatherPushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t bytes, std::uint64_t hash, bool direct, bool* pushed) {
   const int n = comm.nranks(), me = comm.rank(), root = a.root;
   const std::size_t total = bytes * static_cast<std::size_t>(n);
   auto eachPeerBlock = [&](auto&& f) {
@@ -65,25 +68,40 @@ Status gatherPushed(Comm& comm, Operation& op, const CallArgs& a, std::size_t by
   std::uint64_t announced = 0, where = 0;
   if (me == root) {
     announced = pushTarget(op, a.recv, total, bytes);
-    if (announced != 0) eachPeerBlock([&](const void* p, std::size_t b) { op.beforePeersUse(p, b); });
+    if (announced != 0) {
+      eachPeerBlock([&](const void* p, std::size_t b) { op.beforePeersUse(p, b); });
+    } else if (direct && !op.onGpu()) {
+      announced = kDirectRef | reinterpret_cast<std::uintptr_t>(a.recv);
+    }
   }
   op.piece(Channel{root, -1}, sizeof announced, everyoneBut(n, root), &announced, &where);
   CXLCCL_TRY(op.run());
   if (me == root) where = announced;
+  const bool intoProcess = (where & kDirectRef) != 0;
   *pushed = where != 0;
-  comm.pushable(Rooted::gather, root) = *pushed;
+  comm.pushable(Rooted::gather, root) = *pushed && !intoProcess;
   if (!*pushed) return Status::success();
 
   op.begin(comm.nextOp(), hash);
-  if (me != root) CXLCCL_TRY(op.pushToPool(where, static_cast<std::size_t>(me) * bytes, a.send, bytes));
+  if (me != root) {
+    const std::size_t at = static_cast<std::size_t>(me) * bytes;
+    CXLCCL_TRY(intoProcess ? op.writeDirect(root, static_cast<std::uintptr_t>(where & ~kDirectRef) + at, a.send, bytes)
+                           : op.pushToPool(where, at, a.send, bytes));
+  }
   static const std::uint64_t kPushed = 1;
   std::vector<std::uint64_t> told(static_cast<std::size_t>(n));
   for (int w = 0; w < n; ++w)
     if (w != root)
       op.piece(Channel{w, -1}, sizeof kPushed, 1ull << root, &kPushed, me == root ? &told[static_cast<std::size_t>(w)] : nullptr);
   if (me == root) op.copy(bytesAt(a.recv, static_cast<std::size_t>(me) * bytes), a.send, bytes);
-  CXLCCL_TRY(op.run());
-  if (me == root) eachPeerBlock([&](const void* p, std::size_t b) { op.afterPeersWrote(p, b); });
+  const Status ran = op.run();
+  if (!ran.ok() && me == root && intoProcess) {
+    // Peers may still write into the buffer; the caller may reuse it once this call returns.
+    comm.fail(ran);
+    comm.awaitWriters(op.index(), std::chrono::milliseconds(comm.options().heartbeatTimeoutMs));
+  }
+  CXLCCL_TRY(ran);
+  if (me == root && !intoProcess) eachPeerBlock([&](const void* p, std::size_t b) { op.afterPeersWrote(p, b); });
   return Status::success();
 }
 
@@ -291,9 +309,11 @@ Status runCollective(Comm& comm, Operation& op, Collective kind, const CallArgs&
   const bool mayPush =
       n > 1 && ((kind == Collective::gather && bytes >= kPushBlockBytes) || (kind == Collective::reduce && bytes >= kPushReduceBytes));
   bool asked = false;  // where the buffers lie
-  if (mayPush && comm.pushable(kind == Collective::gather ? Rooted::gather : Rooted::reduce, a.root)) {
+  const bool gatherDirect = kind == Collective::gather && n > 1 && op.mayWriteDirectlyTo(a.root, bytes);
+  if (mayPush && (gatherDirect || comm.pushable(kind == Collective::gather ? Rooted::gather : Rooted::reduce, a.root))) {
     bool pushed = false;
-    CXLCCL_TRY((kind == Collective::gather ? gatherPushed : reducePushed)(comm, op, a, bytes, hash, &pushed));
+    CXLCCL_TRY(kind == Collective::gather ? gatherPushed(comm, op, a, bytes, hash, gatherDirect, &pushed)
+                                          : reducePushed(comm, op, a, bytes, hash, &pushed));
     if (pushed) return Status::success();
     asked = true;
     op.begin(comm.nextOp(), hash);  // the usual plan, after the exchange of where buffers lie

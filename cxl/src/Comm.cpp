@@ -134,6 +134,7 @@ Status Comm::attach(const UniqueIdData& id) {
   std::memcpy(view_->at(line + field::host), host, sizeof host);
   view_->poke(line + field::pid, static_cast<std::uint64_t>(getpid()));
   view_->poke(line + field::heartbeat, 1);
+  if (writesDirectly()) view_->poke(line + field::writing, 0);
   view_->poke(line + field::state, static_cast<std::uint64_t>(RankState::active));
   view_->publish(line, layout_.lineBytes());
   startHeartbeat();
@@ -238,6 +239,27 @@ void Comm::exiting(int peer, std::chrono::milliseconds limit) {
   if (watch.pidfd < 0) return;
   pollfd p{watch.pidfd, POLLIN, 0};
   ::poll(&p, 1, static_cast<int>(limit.count()));
+}
+
+void Comm::setWriting(std::uint64_t op) {
+  view_->store(layout_.rankLine(rank_) + field::writing, op);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // before the writer looks whether its target failed
+}
+
+void Comm::awaitWriters(std::uint64_t op, std::chrono::milliseconds limit) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // this rank's `failed` before the writers' state
+  const auto until = Clock::now() + limit;
+  for (int r = 0; r < nranks_; ++r) {
+    if (r == rank_ || !onThisHost(r)) continue;
+    while (view_->load(layout_.rankLine(r) + field::writing) == op && !exited(r)) {
+      if (Clock::now() > until) {
+        warn("rank ", rank_, ": ", describeRank(r), " still writes into this rank's buffer after ", limit.count(),
+             " ms: the failed call returns all the same");
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
 }
 
 pid_t Comm::pidOf(int peer) const { return static_cast<pid_t>(view_->peek(layout_.rankLine(peer) + field::pid)); }

@@ -142,6 +142,13 @@ class Comm {
   // gone) is dead; waits up to `limit` for its pidfd to say so too, so that every rank that
   // leaves after this one counts it gone (one that looked in between would keep the region).
   void exiting(int peer, std::chrono::milliseconds limit);
+  // Direct writes into a peer's buffer (Gather): whether rank lines hold `field::writing`; this
+  // rank's `writing` (the call's op index, 0 when done); and, for a rank whose call failed while
+  // peers on its host may still write into its buffers, a wait until none of them writes in call
+  // `op` any more (each stops within one chunk once this rank is marked failed), at most `limit`.
+  bool writesDirectly() const { return layout_.lineBytes() >= field::writing + sizeof(std::uint64_t); }
+  void setWriting(std::uint64_t op);
+  void awaitWriters(std::uint64_t op, std::chrono::milliseconds limit);
 
  private:
   Comm() = default;

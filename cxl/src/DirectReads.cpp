@@ -84,23 +84,36 @@ Status timeBothWays(Comm& comm, Operation& op, DirectReads* direct, const Direct
 
 }  // namespace
 
-Status DirectReads::read(pid_t pid, void* dst, const void* src, std::size_t bytes) {
-  auto* to = static_cast<std::byte*>(dst);
-  auto from = reinterpret_cast<std::uintptr_t>(src);
+namespace {
+
+// [remote, remote + bytes) of process `pid` into [local, ...), or the other way, whole.
+Status transfer(pid_t pid, std::byte* local, std::uintptr_t remote, std::size_t bytes, bool toRemote) {
+  const char* call = toRemote ? "process_vm_writev" : "process_vm_readv";
   while (bytes > 0) {
-    iovec local{to, bytes}, remote{reinterpret_cast<void*>(from), bytes};
-    const ssize_t got = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (got <= 0) {
-      const int err = got < 0 ? errno : EFAULT;
+    iovec mine{local, bytes}, theirs{reinterpret_cast<void*>(remote), bytes};
+    const ssize_t moved = toRemote ? ::process_vm_writev(pid, &mine, 1, &theirs, 1, 0) : ::process_vm_readv(pid, &mine, 1, &theirs, 1, 0);
+    if (moved <= 0) {
+      const int err = moved < 0 ? errno : EFAULT;
       if (err == ESRCH) return Status::error(cxlcclRemoteError, "pid ", pid, " has exited");
-      return Status::error(cxlcclSystemError, "process_vm_readv of ", bytes, " bytes from pid ", pid, ": ", std::strerror(err),
-                           err == EPERM ? " (ptrace rules: kernel.yama.ptrace_scope, or another user)" : "");
+      return Status::error(cxlcclSystemError, call, " of ", bytes, " bytes ", toRemote ? "to" : "from", " pid ", pid, ": ",
+                           std::strerror(err), err == EPERM ? " (ptrace rules: kernel.yama.ptrace_scope, or another user)" : "");
     }
-    to += got;
-    from += static_cast<std::uintptr_t>(got);
-    bytes -= static_cast<std::size_t>(got);
+    local += moved;
+    remote += static_cast<std::uintptr_t>(moved);
+    bytes -= static_cast<std::size_t>(moved);
   }
   return Status::success();
+}
+
+}  // namespace
+
+Status DirectReads::read(pid_t pid, void* dst, const void* src, std::size_t bytes) {
+  return transfer(pid, static_cast<std::byte*>(dst), reinterpret_cast<std::uintptr_t>(src), bytes, false);
+}
+
+Status DirectReads::write(pid_t pid, std::uintptr_t dst, const void* src, std::size_t bytes) {
+  // (process_vm_writev reads the local side only.)
+  return transfer(pid, const_cast<std::byte*>(static_cast<const std::byte*>(src)), dst, bytes, true);
 }
 
 bool DirectReads::allRead(std::uint64_t readers, int writer) const {

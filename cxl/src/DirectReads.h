@@ -10,7 +10,9 @@
 // kernel's permission -- and, under `auto`, times an AllGather both ways; the ranks then tell
 // each other whom each reads directly. A writer then publishes the address of a chunk of a call
 // that allows it (Operation::allowDirectReads) instead of the data, where every reader of the
-// chunk reads it directly, and returns once they all acknowledged it.
+// chunk reads it directly, and returns once they all acknowledged it. Gather turns it round:
+// peers write their blocks into the root's buffer (write(); Operation::writeDirect), where each
+// of them reads the root directly.
 
 #include <sys/types.h>
 
@@ -46,6 +48,9 @@ class DirectReads {
   // [src, src + bytes) of process `pid` into dst, whole: an error that names `pid` otherwise
   // (cxlcclRemoteError where the process has exited).
   static Status read(pid_t pid, void* dst, const void* src, std::size_t bytes);
+  // [src, src + bytes) into process `pid` at `dst`: the same permission as reading it, and the
+  // same errors. Used where a peer announced a buffer for this rank to write into (Gather).
+  static Status write(pid_t pid, std::uintptr_t dst, const void* src, std::size_t bytes);
 
  private:
   std::vector<std::uint64_t> readsFrom_;  // per rank: bit w set when it reads rank w directly

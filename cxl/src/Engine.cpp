@@ -16,10 +16,6 @@ constexpr std::size_t kCopyAtOnceBytes = 4 << 10;  // smaller ones are made when
 
 std::uint64_t tagOf(std::uint64_t op, std::uint64_t hash) { return op << 32 | (hash & 0xffffffffu); }
 
-// A slot header's ref with this bit: the rest is the chunk's address in its writer, to be read
-// directly (user addresses never have it; pool offsets are far below it).
-constexpr std::uint64_t kDirectRef = 1ull << 63;
-
 }  // namespace
 
 Operation::Operation(Comm& comm) : comm_(comm) { cursors_.resize(static_cast<std::size_t>(comm.channelCount())); }
@@ -232,6 +228,40 @@ bool Operation::readChunkDirect(int writer, void* dst, const void* src, std::siz
     return false;
   }
   return gpu_ == nullptr || moveUser(dst, to, bytes);
+}
+
+bool Operation::mayWriteDirectlyTo(int target, std::size_t bytes) const {
+  return bytes >= DirectReads::kMinBytes && comm_.writesDirectly() && comm_.view().mode() != Coherence::simulate &&
+         comm_.direct().allRead(everyoneBut(comm_.nranks(), target), target);
+}
+
+Status Operation::writeDirect(int target, std::uintptr_t address, const void* src, std::size_t bytes) {
+  comm_.setWriting(op_);
+  Status st = Status::success();
+  const std::size_t step = comm_.slotBytes(Channel{comm_.rank(), -1});
+  for (std::size_t done = 0; done < bytes && st.ok(); done += step) {
+    const std::size_t part = std::min(step, bytes - done);
+    if (!comm_.active(target)) {
+      st = Status::error(cxlcclRemoteError, comm_.describeRank(target),
+                         " failed a call or left while this rank wrote its block into it directly: see that rank's error");
+      break;
+    }
+    const void* from = static_cast<const std::byte*>(src) + done;
+    if (gpu_ != nullptr) {  // out of device memory through host memory
+      directScratch_.resize(part);
+      st = copyNow(directScratch_.data(), from, part);
+      from = directScratch_.data();
+    }
+    if (st.ok()) st = DirectReads::write(comm_.pidOf(target), address + done, from, part);
+    if (st.code == cxlcclRemoteError) {
+      comm_.exiting(target, std::chrono::milliseconds(1000));
+      st = Status::error(st.code, comm_.describeRank(target), " exited while this rank wrote its block into it directly");
+    } else if (!st.ok() && st.code == cxlcclSystemError) {
+      st = Status::error(st.code, "writing a block into ", comm_.describeRank(target), " directly: ", st.message);
+    }
+  }
+  comm_.setWriting(0);
+  return st;
 }
 
 bool Operation::moveBulk(void* dst, const void* src, std::size_t bytes, bool streaming) {

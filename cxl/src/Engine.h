@@ -16,6 +16,11 @@
 
 namespace cxlccl {
 
+// A slot header's ref, or an announced address (Gather), with this bit: the rest is an address
+// in the writer's (announcer's) process, for a peer on its host to read (write) directly. User
+// addresses never have it; pool offsets are far below it.
+inline constexpr std::uint64_t kDirectRef = 1ull << 63;
+
 // The reader mask of a piece that every rank of `nranks` but `rank` reads.
 inline std::uint64_t everyoneBut(int nranks, int rank) {
   const std::uint64_t all = nranks == 64 ? ~0ull : (1ull << nranks) - 1;
@@ -83,7 +88,8 @@ class Operation {
   // copy pieces out (never combine them), and measured to gain: AllGather, AllToAll, Broadcast,
   // Scatter and Send/Recv in a group (only where send buffers may be published where they lie:
   // publishInPlace); not Gather, whose root would read every peer's block itself and bounds the
-  // call (slower read directly: docs/benchmarks.md).
+  // call (slower read directly: docs/benchmarks.md) -- its peers write into the root instead
+  // (mayWriteDirectlyTo).
   void allowDirectReads() { readDirect_ = true; }
   // A copy of the caller's buffers made at once, the same way.
   Status copyNow(void* dst, const void* src, std::size_t bytes);
@@ -105,6 +111,15 @@ class Operation {
   // after, so that loads read theirs.
   void beforePeersUse(const void* p, std::size_t bytes) const;
   void afterPeersWrote(const void* p, std::size_t bytes) const;
+  // Whether every other rank may write blocks of `bytes` straight into `target`'s buffers: each
+  // reads `target` directly (the same permission, and the verdict that it pays), the block is
+  // not small, and rank lines hold `field::writing` (Comm::writesDirectly).
+  bool mayWriteDirectlyTo(int target, std::size_t bytes) const;
+  // This rank's [src, src + bytes) into `target`'s process at `address` (which `target`
+  // announced in this call), a chunk at a time, each after checking that `target` has not failed
+  // a call since (its caller may reuse the buffer then); this rank's `writing` says so meanwhile.
+  Status writeDirect(int target, std::uintptr_t address, const void* src, std::size_t bytes);
+  std::uint64_t index() const { return op_; }  // the call's op index (begin())
 
   Status run();
 

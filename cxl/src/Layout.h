@@ -36,8 +36,9 @@ inline constexpr int kMinRingHeaders = 64;
 namespace field {
 // header
 inline constexpr std::size_t magic = 0, nonceHigh = 8, nranks = 16, lineBytes = 24, chunkBytes = 32, chunks = 40, nonceLow = 48;
-// rank line
-inline constexpr std::size_t state = 0, heartbeat = 8, pid = 16, host = 24, kHostBytes = 40;
+// rank line; `writing`, where lines are long enough (lineBytes from 128): the call (op index)
+// in which this rank writes into a peer's buffer directly, 0 otherwise (Comm::awaitWriters)
+inline constexpr std::size_t state = 0, heartbeat = 8, pid = 16, host = 24, kHostBytes = 40, writing = 64;
 // slot header (and the doorbell's tag); the tag is (op << 32 | the low 32 bits of the argument
 // hash), one word so that a reader never pairs one call's op with another's hash; a slot
 // header's ref is 1 + the pool offset of the chunk's data when it stays in the writer's pool

@@ -135,10 +135,7 @@ TEST_CASE("every collective on a pool striped over 3 files", "[cxl]") {
 
 // Each large copy shared by 3 threads per rank (more than this machine's CPUs: still right).
 TEST_CASE("every collective with copies shared by 3 threads", "[cxl]") {
-  struct Threads {
-    Threads() { setenv("CXLCCL_COPY_THREADS", "3", 1); }
-    ~Threads() { unsetenv("CXLCCL_COPY_THREADS"); }
-  } threads;
+  ScopedEnv threads("CXLCCL_COPY_THREADS", "3");
   checkAllRanks(2, {1001, 300001}, cxlcclCoherencePool, kLargeTypes);
   checkAllRanks(2, {300001}, cxlcclCoherenceFlush, {cxlcclFloat32});
 }
@@ -151,10 +148,7 @@ TEST_CASE("every collective with same-host direct reads on and off", "[cxl]") {
   const std::string mode = GENERATE(as<std::string>{}, "on", "off");
   const int n = GENERATE(2, 3);
   INFO("CXLCCL_DIRECT=" << mode << ", " << n << " ranks");
-  struct Direct {
-    explicit Direct(const std::string& m) { setenv("CXLCCL_DIRECT", m.c_str(), 1); }
-    ~Direct() { unsetenv("CXLCCL_DIRECT"); }
-  } direct(mode);
+  ScopedEnv direct("CXLCCL_DIRECT", mode);
   checkAllRanks(n, {1001, 65537, 300001}, cxlcclCoherencePool, kLargeTypes);
   checkAllRanks(n, {65536, 300001}, cxlcclCoherencePool, {cxlcclFloat32}, false, 1, true);
   checkAllRanks(n, {300001}, cxlcclCoherenceFlush, {cxlcclFloat32});
@@ -163,10 +157,7 @@ TEST_CASE("every collective with same-host direct reads on and off", "[cxl]") {
 // The smallest chunks (16 KiB; Send/Recv rings 4 KiB): pieces of many chunks, and Gather's and
 // Reduce's finer chunks capped by a slot smaller than their usual minimum.
 TEST_CASE("every collective with the smallest chunks", "[cxl]") {
-  struct Chunks {
-    Chunks() { setenv("CXLCCL_CHUNK_BYTES", "16K", 1); }
-    ~Chunks() { unsetenv("CXLCCL_CHUNK_BYTES"); }
-  } chunks;
+  ScopedEnv chunks("CXLCCL_CHUNK_BYTES", "16K");
   checkAllRanks(3, {1, 7, 1001, 65537}, cxlcclCoherencePool, {cxlcclUint8, cxlcclFloat32, cxlcclFloat64});
 }
 
@@ -191,6 +182,7 @@ TEST_CASE("Gather and Reduce push into a root buffer in the pool from the second
   const std::string kind = GENERATE(as<std::string>{}, "Gather", "Reduce");
   INFO(kind);
   const bool reduce = kind == "Reduce";
+  ScopedEnv ring("CXLCCL_DIRECT", "off");  // (Gather blocks would be written directly into the root otherwise)
   TempPool pool;
   cxlcclUniqueId id;
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);

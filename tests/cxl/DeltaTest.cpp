@@ -203,13 +203,6 @@ TEST_CASE("delta publish counts the bytes it moves through the pool", "[cxl]") {
   });
 }
 
-// Sets an environment variable for the ranks of one test case (they are forked after).
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(const char* variable, const char* value) : name(variable) { setenv(variable, value, 1); }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
-};
-
 // auto: a writer whose buffer changes everywhere sends the usual way, for longer after each
 // probe that finds it so, and through its mirror again once changes are few. (By the share of
 // lines changed alone: the calls' times, which auto weighs too, would make the counts depend on

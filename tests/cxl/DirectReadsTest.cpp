@@ -1,7 +1,8 @@
 // Same-host direct reads (DirectReads.h): under CXLCCL_DIRECT=on a rank reads its peers' chunks
-// of AllGather, AllToAll, Broadcast, Scatter and grouped Send/Recv straight from their buffers -- none of
-// that data crosses the pool -- and under off through the rings; chunks under DirectReads::kMinBytes always go
-// through the rings; a read from a process that exited is an error that says so.
+// of AllGather, AllToAll, Broadcast, Scatter and grouped Send/Recv straight from their buffers,
+// and writes its Gather block straight into the root's -- none of that data crosses the pool --
+// and under off through the rings; chunks under DirectReads::kMinBytes always go through the
+// rings; a read or write of a process that exited is an error that says so.
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,15 +21,15 @@ using namespace cxlccl::test;
 
 namespace {
 
-struct DirectEnv {
-  explicit DirectEnv(const char* mode) { setenv("CXLCCL_DIRECT", mode, 1); }
-  ~DirectEnv() { unsetenv("CXLCCL_DIRECT"); }
-};
+enum Call { kAllGather, kAllToAll, kBroadcast, kScatter, kGather, kCalls };  // Broadcast, Scatter, Gather: root 0
 
-// The pool bytes a rank read and wrote in each of AllGather, AllToAll, Broadcast and Scatter
-// (root 0) of `count` floats a block on 2 ranks; its exit code is 1 on a wrong result or a
-// failed call.
-constexpr int kCalls = 4;
+// Whether rank `rank` of 2 receives a block in `call` (a rank's own block is copied inside it).
+bool receives(int call, int rank) { return call == kAllGather || call == kAllToAll || (call == kGather ? rank == 0 : rank == 1); }
+// Whether rank `rank` of 2 sends a block to the other in `call`.
+bool sends(int call, int rank) { return receives(call, 1 - rank); }
+
+// The pool bytes a rank read and wrote in each call, of `count` floats a block on 2 ranks; its
+// exit code is 1 on a wrong result or a failed call.
 int runCalls(int rank, const cxlcclUniqueId& id, std::size_t count, std::vector<std::uint64_t>* traffic) {
   cxlcclComm_t comm = nullptr;
   if (cxlcclCommInitRank(&comm, 2, id, rank) != cxlcclSuccess) return 1;
@@ -40,21 +41,36 @@ int runCalls(int rank, const cxlcclUniqueId& id, std::size_t count, std::vector<
     std::fill(recv.begin(), recv.end(), -1.0f);
     cxlcclCommStats_t before{}, after{};
     cxlcclCommStats(comm, &before);
-    cxlcclResult_t result = call == 0   ? cxlcclAllGather(send.data(), recv.data(), count, cxlcclFloat, comm, nullptr)
-                            : call == 1 ? cxlcclAllToAll(send.data(), recv.data(), count, cxlcclFloat, comm, nullptr)
-                            : call == 2 ? cxlcclBroadcast(send.data(), recv.data(), count, cxlcclFloat, 0, comm, nullptr)
-                                        : cxlcclScatter(send.data(), recv.data(), count, cxlcclFloat, 0, comm, nullptr);
+    cxlcclResult_t result = cxlcclSuccess;
+    switch (call) {
+      case kAllGather:
+        result = cxlcclAllGather(send.data(), recv.data(), count, cxlcclFloat, comm, nullptr);
+        break;
+      case kAllToAll:
+        result = cxlcclAllToAll(send.data(), recv.data(), count, cxlcclFloat, comm, nullptr);
+        break;
+      case kBroadcast:
+        result = cxlcclBroadcast(send.data(), recv.data(), count, cxlcclFloat, 0, comm, nullptr);
+        break;
+      case kScatter:
+        result = cxlcclScatter(send.data(), recv.data(), count, cxlcclFloat, 0, comm, nullptr);
+        break;
+      default:
+        result = cxlcclGather(send.data(), recv.data(), count, cxlcclFloat, 0, comm, nullptr);
+        break;
+    }
     if (result != cxlcclSuccess) return 1;
     cxlcclCommStats(comm, &after);
     traffic->push_back(after.poolBytesRead - before.poolBytesRead);
     traffic->push_back(after.poolBytesWritten - before.poolBytesWritten);
-    const std::size_t blocks = call >= 2 ? 1 : 2;
-    for (std::size_t i = 0; i < blocks * count; ++i) {
-      const int from = call >= 2 ? 0 : static_cast<int>(i / count);
-      const std::size_t at = call == 0   ? i % count
-                             : call == 1 ? static_cast<std::size_t>(rank) * count + i % count
-                             : call == 2 ? i
-                                         : static_cast<std::size_t>(rank) * count + i;
+    if (call == kGather && rank != 0) continue;  // (nothing received)
+    // (recv[i]: from which rank, and which element of its send buffer.)
+    const std::size_t elements = call == kBroadcast || call == kScatter ? count : 2 * count;
+    for (std::size_t i = 0; i < elements; ++i) {
+      const int from = call == kBroadcast || call == kScatter ? 0 : static_cast<int>(i / count);
+      const std::size_t at = call == kAllGather || call == kGather ? i % count
+                             : call == kBroadcast                  ? i
+                                                                   : static_cast<std::size_t>(rank) * count + i % count;
       wrong += recv[i] != sent(from, at);
     }
   }
@@ -62,19 +78,25 @@ int runCalls(int rank, const cxlcclUniqueId& id, std::size_t count, std::vector<
   return cxlcclCommDestroy(comm) == cxlcclSuccess && wrong == 0 ? 0 : 1;
 }
 
-// Each rank's traffic per call, checked by `check(call, read, written)` in the rank.
-void checkTraffic(std::size_t count, const std::function<bool(int call, std::uint64_t read, std::uint64_t written)>& check) {
+// Runs the calls on 2 ranks and checks each rank's pool traffic: with `throughPool`, every block
+// a rank sends it writes into the pool and every block it receives it reads from there; without,
+// neither. Beside the blocks only flags may cross (under 1 KiB a call: Gather's announcements).
+void checkTraffic(std::size_t count, bool throughPool) {
   TempPool pool;
   cxlcclUniqueId id;
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
+  const std::uint64_t block = count * sizeof(float);
   std::vector<int> codes = runRanks(2, [&](int rank) {
     std::vector<std::uint64_t> traffic;
     if (runCalls(rank, id, count, &traffic) != 0) return 1;
     for (int call = 0; call < kCalls; ++call) {
       const std::uint64_t read = traffic[static_cast<std::size_t>(2 * call)], written = traffic[static_cast<std::size_t>(2 * call + 1)];
-      if (!check(call, rank == 0 && call >= 2 ? ~0ull : read, written)) {
-        std::fprintf(stderr, "rank %d, call %d: read %llu, wrote %llu bytes in the pool\n", rank, call,
-                     static_cast<unsigned long long>(read), static_cast<unsigned long long>(written));
+      const std::uint64_t readData = throughPool && receives(call, rank) ? block : 0;
+      const std::uint64_t writtenData = throughPool && sends(call, rank) ? block : 0;
+      if (read < readData || read >= readData + 1024 || written < writtenData || written >= writtenData + 1024) {
+        std::fprintf(stderr, "rank %d, call %d: read %llu, wrote %llu bytes in the pool (blocks due: %llu, %llu)\n", rank, call,
+                     static_cast<unsigned long long>(read), static_cast<unsigned long long>(written),
+                     static_cast<unsigned long long>(readData), static_cast<unsigned long long>(writtenData));
         return 1;
       }
     }
@@ -89,25 +111,18 @@ void checkTraffic(std::size_t count, const std::function<bool(int call, std::uin
 TEST_CASE("ranks on one host read each other's chunks directly: right results, and none of the data through the pool", "[cxl]") {
   const std::size_t count = 256 << 10;  // 1 MiB of floats a block
   SECTION("on") {
-    DirectEnv env("on");
-    // (A Broadcast or Scatter root reads nothing: its check is skipped, ~0.)
-    checkTraffic(count, [](int, std::uint64_t read, std::uint64_t written) { return (read == ~0ull || read == 0) && written == 0; });
+    ScopedEnv env("CXLCCL_DIRECT", "on");
+    checkTraffic(count, false);
   }
   SECTION("off") {
-    DirectEnv env("off");
-    const std::uint64_t block = count * sizeof(float);
-    checkTraffic(count, [&](int call, std::uint64_t read, std::uint64_t written) {
-      // (What a root writes is its peer's block, and a peer of the root writes nothing.)
-      return (read == ~0ull || read == block) && (written == (call >= 2 ? 0 : block) || call >= 2);
-    });
+    ScopedEnv env("CXLCCL_DIRECT", "off");
+    checkTraffic(count, true);
   }
 }
 
 TEST_CASE("chunks under the direct reads' minimum go through the ring even where ranks read directly", "[cxl]") {
-  DirectEnv env("on");
-  const std::size_t count = (cxlccl::DirectReads::kMinBytes / sizeof(float)) / 2;
-  const std::uint64_t block = count * sizeof(float);
-  checkTraffic(count, [&](int, std::uint64_t read, std::uint64_t) { return read == ~0ull || read == block; });
+  ScopedEnv env("CXLCCL_DIRECT", "on");
+  checkTraffic((cxlccl::DirectReads::kMinBytes / sizeof(float)) / 2, true);
 }
 
 TEST_CASE("a direct read copies another process's memory, and says so when the process has exited", "[cxl]") {
@@ -144,7 +159,7 @@ TEST_CASE("a direct read copies another process's memory, and says so when the p
 // In a group a Send's chunks are read directly; a lone Send still copies into the ring and
 // returns before its Recv, so two ranks may each Send before they Recv.
 TEST_CASE("grouped Send/Recv is read directly, and a lone Send still returns before its Recv", "[cxl]") {
-  DirectEnv env("on");
+  ScopedEnv env("CXLCCL_DIRECT", "on");
   TempPool pool;
   cxlcclUniqueId id;
   REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
@@ -182,4 +197,37 @@ TEST_CASE("grouped Send/Recv is read directly, and a lone Send still returns bef
   });
   CHECK(codes[0] == 0);
   CHECK(codes[1] == 0);
+}
+
+TEST_CASE("a direct write fills another process's memory, and says so when the process has exited", "[cxl]") {
+  constexpr std::size_t kWords = 100000;
+  std::vector<std::uint64_t> theirs(kWords, 0);
+  int ready[2], done[2];
+  REQUIRE(pipe(ready) == 0);
+  REQUIRE(pipe(done) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // once told, exits 0 when its copy of `theirs` holds what the parent wrote
+    char c = 0;
+    (void)!write(ready[1], &c, 1);
+    (void)!read(done[0], &c, 1);
+    for (std::size_t i = 0; i < kWords; ++i)
+      if (theirs[i] != i * 5 + 1) _exit(1);
+    _exit(0);
+  }
+  char c = 0;
+  REQUIRE(read(ready[0], &c, 1) == 1);
+  std::vector<std::uint64_t> mine(kWords);
+  for (std::size_t i = 0; i < kWords; ++i) mine[i] = i * 5 + 1;
+  const auto at = reinterpret_cast<std::uintptr_t>(theirs.data());
+  REQUIRE(cxlccl::DirectReads::write(child, at, mine.data(), kWords * sizeof(std::uint64_t)).ok());
+  CHECK(theirs[1] == 0);  // (the parent's own copy is untouched)
+  REQUIRE(write(done[1], &c, 1) == 1);
+  int status = -1;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  const cxlccl::Status gone = cxlccl::DirectReads::write(child, at, mine.data(), 4096);
+  CHECK(gone.code == cxlcclRemoteError);
+  CHECK(gone.message.find("pid " + std::to_string(child) + " has exited") != std::string::npos);
+  for (int fd : {ready[0], ready[1], done[0], done[1]}) close(fd);
 }

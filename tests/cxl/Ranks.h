@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,6 +25,16 @@ class TempPool {
  private:
   std::string path_;
   std::vector<std::string> files_;
+};
+
+// Sets an environment variable for the ranks of one test case (they are forked after), and
+// unsets it at the end.
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* variable, const std::string& value) : name(variable) { setenv(variable, value.c_str(), 1); }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
 };
 
 // Runs `body(rank)` in `nranks` forked processes; each one's exit status (128 + signal when
