@@ -35,6 +35,7 @@ void Operation::begin(std::uint64_t op, std::uint64_t hash) {
   touched_.clear();
   finerChunks_ = false;
   readDirect_ = false;
+  gpuStagingBytes_ = 0;
   status_ = Status::success();
 }
 
@@ -46,7 +47,8 @@ void Operation::setReduction(cxlcclDataType_t type, cxlcclRedOp_t redOp) {
 
 std::size_t Operation::chunkSize(Channel c, std::size_t bytes, bool direct) const {
   std::size_t slot = comm_.slotBytes(c);
-  if (!finerChunks_ || direct || bytes >= kPipelineChunks * slot) return slot;
+  if (direct) return std::max(slot, kDirectChunk);
+  if (!finerChunks_ || bytes >= kPipelineChunks * slot) return slot;
   std::size_t part = (bytes / kPipelineChunks + 4095) & ~std::size_t{4095};  // (whole elements of any type)
   return std::min(slot, std::max(part, kMinChunk));
 }
@@ -89,10 +91,15 @@ Operation::PieceRef Operation::piece(Channel c, std::size_t bytes, std::uint64_t
   if (c.writer == comm_.rank()) {
     // (Chunks that fit a slot header go inline: never where they lie.)
     std::uint64_t where = bytes > comm_.layout().inlineBytes() ? poolRef(src, bytes) : 0;
-    // A pool buffer is read where it lies; device memory cannot be read directly: through the
-    // ring (the plan's chunks fit it).
+    // A pool buffer is read where it lies; device memory cannot be read directly: its chunks
+    // are copied to host memory first and read there (a piece planned direct never fits a slot).
+    std::size_t staged = kNotStaged;
+    if (direct && where == 0 && gpu_ != nullptr) {
+      staged = gpuStagingBytes_;
+      gpuStagingBytes_ += bytes;
+    }
     publishes_.push_back({op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers, ref.firstSeq, chunks, 0, -1, where, direct,
-                          direct && where == 0 && gpu_ == nullptr});
+                          direct && where == 0, staged});
     if (publishes_.back().ref != 0 && !loggedInPlace_) {
       loggedInPlace_ = true;
       info("rank ", comm_.rank(), ": send buffers in the pool are read where they lie");
@@ -238,7 +245,7 @@ bool Operation::mayWriteDirectlyTo(int target, std::size_t bytes) const {
 Status Operation::writeDirect(int target, std::uintptr_t address, const void* src, std::size_t bytes) {
   comm_.setWriting(op_);
   Status st = Status::success();
-  const std::size_t step = comm_.slotBytes(Channel{comm_.rank(), -1});
+  const std::size_t step = chunkSize(Channel{comm_.rank(), -1}, bytes, true);
   for (std::size_t done = 0; done < bytes && st.ok(); done += step) {
     const std::size_t part = std::min(step, bytes - done);
     if (!comm_.active(target)) {
@@ -364,7 +371,13 @@ Operation::Step Operation::stepPublish(Publish& t) {
     std::size_t data = comm_.chunkData(t.c, seq, bytes);
     if (t.direct) {
       // Read by every reader straight from here; run() waits for their acknowledgements.
-      ref = kDirectRef | reinterpret_cast<std::uintptr_t>(t.src + offset);
+      const std::byte* from = t.src + offset;
+      if (t.staged != kNotStaged) {
+        std::byte* host = gpuStaging_.data() + t.staged + offset;
+        if (!moveUser(host, from, bytes)) return Step::failed;
+        from = host;
+      }
+      ref = kDirectRef | reinterpret_cast<std::uintptr_t>(from);
     } else if (t.ref != 0) {
       // In a pool buffer already: readers take it from there (written back first without
       // coherence); run() waits for their acknowledgements before the caller may reuse it.
@@ -460,6 +473,7 @@ Operation::Step Operation::stepCopy(Copy& t) {
 }
 
 Status Operation::run() {
+  if (gpuStaging_.size() < gpuStagingBytes_) gpuStaging_.resize(gpuStagingBytes_);  // (before any address is published)
   Waiter waiter(comm_);
   for (;;) {
     bool moved = false;

@@ -116,7 +116,7 @@ class Operation {
   // not small, and rank lines hold `field::writing` (Comm::writesDirectly).
   bool mayWriteDirectlyTo(int target, std::size_t bytes) const;
   // This rank's [src, src + bytes) into `target`'s process at `address` (which `target`
-  // announced in this call), a chunk at a time, each after checking that `target` has not failed
+  // announced in this call), a chunk at a time (as a piece read directly is cut), each after checking that `target` has not failed
   // a call since (its caller may reuse the buffer then); this rank's `writing` says so meanwhile.
   Status writeDirect(int target, std::uintptr_t address, const void* src, std::size_t bytes);
   std::uint64_t index() const { return op_; }  // the call's op index (begin())
@@ -139,7 +139,9 @@ class Operation {
     std::uint64_t ref;   // 1 + the pool offset of `src` when it is a pool buffer (PoolBuffers.h)
     bool plannedDirect;  // chunked as a piece read directly (on every rank alike: plannedDirect())
     bool direct;         // its chunks' addresses are published, for its readers to read directly
+    std::size_t staged;  // a device buffer's: where in gpuStaging_ its chunks are copied to be read (else kNotStaged)
   };
+  static constexpr std::size_t kNotStaged = ~std::size_t{0};
   struct Fetch {
     std::uint64_t op;
     std::uint64_t hash;
@@ -179,10 +181,13 @@ class Operation {
   // A piece of `bytes` on ring `c` goes in chunks of its slot size -- or, with finer chunks and
   // when it fills fewer than kPipelineChunks slots, in about kPipelineChunks chunks (of at least
   // kMinChunk), so that its readers start on the first while the rest is written -- except one
-  // planned to be read directly, which has no copy in to overlap (a read a slot, not four). The
-  // same on every rank.
+  // planned to be read directly, which has no copy in to overlap and needs no slot: it goes in
+  // chunks of kDirectChunk (or a slot where slots are larger), each a system call and a round
+  // trip of flags fewer than in slot-sized chunks (2 ranks, 1-64 MiB: up to 1.11x faster, the
+  // medians of three pairs; docs/benchmarks.md, "session 44"). The same on every rank.
   static constexpr std::size_t kPipelineChunks = 4;
   static constexpr std::size_t kMinChunk = 64 << 10;
+  static constexpr std::size_t kDirectChunk = 2 << 20;
   std::size_t chunkSize(Channel c, std::size_t bytes, bool direct = false) const;
   std::uint64_t chunksOf(Channel c, std::size_t bytes, bool direct = false) const;
   std::size_t chunkOffset(Channel c, std::size_t bytes, std::uint64_t k, bool direct = false) const;  // of chunk k
@@ -229,6 +234,8 @@ class Operation {
   std::vector<Input> inputScratch_;
   std::vector<Copy> copies_;
   std::vector<std::byte> directScratch_;  // a chunk read directly on its way to device memory
+  std::vector<std::byte> gpuStaging_;     // device buffers' pieces published to be read directly (Publish::staged)
+  std::size_t gpuStagingBytes_ = 0;       // what this call's pieces need of it
   std::vector<Cursor> cursors_;
   std::vector<int> touched_;
   std::uint64_t waitMask_ = 0;

@@ -184,9 +184,12 @@ TEST_CASE("bad arguments are refused before anything moves", "[cxl]") {
   CHECK(codes[1] == 0);
 }
 
+// Read directly (on) or through the ring (off): more chunks than a pair's ring has headers either way.
 TEST_CASE("send and recv in a group pass messages larger than the ring", "[cxl]") {
+  const std::string direct = GENERATE(as<std::string>{}, "off", "on");
+  ScopedEnv mode("CXLCCL_DIRECT", direct);
   TempPool pool;
-  const std::size_t count = 3 << 20;  // 12 MiB each way, the p2p ring holds 1 MiB
+  const std::size_t count = 10 << 20;  // 40 MiB each way: the p2p ring holds 1 MiB, its 16 headers 32 MiB read directly
   std::vector<int> codes = onRanks(2, 30000, 5000, [&](cxlcclComm_t comm, int rank) {
     int peer = 1 - rank;
     std::vector<std::int32_t> send(count), recv(count, -1);
