@@ -134,7 +134,7 @@ Status Comm::attach(const UniqueIdData& id) {
   std::memcpy(view_->at(line + field::host), host, sizeof host);
   view_->poke(line + field::pid, static_cast<std::uint64_t>(getpid()));
   view_->poke(line + field::heartbeat, 1);
-  if (writesDirectly()) view_->poke(line + field::writing, 0);
+  if (linesHoldWriting()) view_->poke(line + field::writing, 0);
   view_->poke(line + field::state, static_cast<std::uint64_t>(RankState::active));
   view_->publish(line, layout_.lineBytes());
   startHeartbeat();

@@ -146,7 +146,7 @@ class Comm {
   // rank's `writing` (the call's op index, 0 when done); and, for a rank whose call failed while
   // peers on its host may still write into its buffers, a wait until none of them writes in call
   // `op` any more (each stops within one chunk once this rank is marked failed), at most `limit`.
-  bool writesDirectly() const { return layout_.lineBytes() >= field::writing + sizeof(std::uint64_t); }
+  bool linesHoldWriting() const { return layout_.lineBytes() >= field::writing + sizeof(std::uint64_t); }
   void setWriting(std::uint64_t op);
   void awaitWriters(std::uint64_t op, std::chrono::milliseconds limit);
 

@@ -32,6 +32,25 @@ struct Probe {
   std::uint64_t timed = 0;  // 1: this rank runs under auto, and all time the AllGathers if any peer can be read
 };
 
+// [remote, remote + bytes) of process `pid` into [local, ...), or the other way, whole.
+Status transfer(pid_t pid, std::byte* local, std::uintptr_t remote, std::size_t bytes, bool toRemote) {
+  const char* call = toRemote ? "process_vm_writev" : "process_vm_readv";
+  while (bytes > 0) {
+    iovec mine{local, bytes}, theirs{reinterpret_cast<void*>(remote), bytes};
+    const ssize_t moved = toRemote ? ::process_vm_writev(pid, &mine, 1, &theirs, 1, 0) : ::process_vm_readv(pid, &mine, 1, &theirs, 1, 0);
+    if (moved <= 0) {
+      const int err = moved < 0 ? errno : EFAULT;
+      if (err == ESRCH) return Status::error(cxlcclRemoteError, "pid ", pid, " has exited");
+      return Status::error(cxlcclSystemError, call, " of ", bytes, " bytes ", toRemote ? "to" : "from", " pid ", pid, ": ",
+                           std::strerror(err), err == EPERM ? " (ptrace rules: kernel.yama.ptrace_scope, or another user)" : "");
+    }
+    local += moved;
+    remote += static_cast<std::uintptr_t>(moved);
+    bytes -= static_cast<std::size_t>(moved);
+  }
+  return Status::success();
+}
+
 // Every rank's `mine` into all[rank], through the rings.
 template <typename T>
 Status exchange(Comm& comm, Operation& op, std::uint64_t hash, const T& mine, std::vector<T>* all) {
@@ -79,29 +98,6 @@ Status timeBothWays(Comm& comm, Operation& op, DirectReads* direct, const Direct
     }
   }
   *direct = none;
-  return Status::success();
-}
-
-}  // namespace
-
-namespace {
-
-// [remote, remote + bytes) of process `pid` into [local, ...), or the other way, whole.
-Status transfer(pid_t pid, std::byte* local, std::uintptr_t remote, std::size_t bytes, bool toRemote) {
-  const char* call = toRemote ? "process_vm_writev" : "process_vm_readv";
-  while (bytes > 0) {
-    iovec mine{local, bytes}, theirs{reinterpret_cast<void*>(remote), bytes};
-    const ssize_t moved = toRemote ? ::process_vm_writev(pid, &mine, 1, &theirs, 1, 0) : ::process_vm_readv(pid, &mine, 1, &theirs, 1, 0);
-    if (moved <= 0) {
-      const int err = moved < 0 ? errno : EFAULT;
-      if (err == ESRCH) return Status::error(cxlcclRemoteError, "pid ", pid, " has exited");
-      return Status::error(cxlcclSystemError, call, " of ", bytes, " bytes ", toRemote ? "to" : "from", " pid ", pid, ": ",
-                           std::strerror(err), err == EPERM ? " (ptrace rules: kernel.yama.ptrace_scope, or another user)" : "");
-    }
-    local += moved;
-    remote += static_cast<std::uintptr_t>(moved);
-    bytes -= static_cast<std::size_t>(moved);
-  }
   return Status::success();
 }
 

@@ -238,7 +238,7 @@ bool Operation::readChunkDirect(int writer, void* dst, const void* src, std::siz
 }
 
 bool Operation::mayWriteDirectlyTo(int target, std::size_t bytes) const {
-  return bytes >= DirectReads::kMinBytes && comm_.writesDirectly() && comm_.view().mode() != Coherence::simulate &&
+  return bytes >= DirectReads::kMinBytes && comm_.linesHoldWriting() && comm_.view().mode() != Coherence::simulate &&
          comm_.direct().allRead(everyoneBut(comm_.nranks(), target), target);
 }
 

@@ -113,7 +113,7 @@ class Operation {
   void afterPeersWrote(const void* p, std::size_t bytes) const;
   // Whether every other rank may write blocks of `bytes` straight into `target`'s buffers: each
   // reads `target` directly (the same permission, and the verdict that it pays), the block is
-  // not small, and rank lines hold `field::writing` (Comm::writesDirectly).
+  // not small, and rank lines hold `field::writing` (Comm::linesHoldWriting).
   bool mayWriteDirectlyTo(int target, std::size_t bytes) const;
   // This rank's [src, src + bytes) into `target`'s process at `address` (which `target`
   // announced in this call), a chunk at a time (as a piece read directly is cut), each after checking that `target` has not failed
