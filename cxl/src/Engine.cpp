@@ -98,8 +98,8 @@ Operation::PieceRef Operation::piece(Channel c, std::size_t bytes, std::uint64_t
       staged = gpuStagingBytes_;
       gpuStagingBytes_ += bytes;
     }
-    publishes_.push_back({op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers, ref.firstSeq, chunks, 0, -1, where, direct,
-                          direct && where == 0, staged});
+    publishes_.push_back(
+        {op_, hash_, c, static_cast<const std::byte*>(src), bytes, readers, ref.firstSeq, chunks, 0, -1, where, direct, staged});
     if (publishes_.back().ref != 0 && !loggedInPlace_) {
       loggedInPlace_ = true;
       info("rank ", comm_.rank(), ": send buffers in the pool are read where they lie");
@@ -219,22 +219,20 @@ bool Operation::readChunkDirect(int writer, void* dst, const void* src, std::siz
   // Into device memory through host memory: process_vm_readv writes only this process's pages.
   if (gpu_ != nullptr) directScratch_.resize(bytes);
   void* to = gpu_ != nullptr ? directScratch_.data() : dst;
-  Status st = DirectReads::read(comm_.pidOf(writer), to, src, bytes);
-  // A writer whose call failed may have reused its buffer since (Comm::fail says so first):
-  // whatever was read is not its data, nor is a read that failed this rank's fault.
-  if (!comm_.active(writer)) {
-    status_ = Status::error(cxlcclRemoteError, comm_.describeRank(writer),
-                            " failed a call or left while this rank read its data directly: see that rank's error");
-    return false;
-  }
-  if (!st.ok()) {
-    if (st.code == cxlcclRemoteError) comm_.exiting(writer, std::chrono::milliseconds(1000));
-    status_ = st.code == cxlcclRemoteError
-                  ? Status::error(st.code, comm_.describeRank(writer), " exited while this rank read its data directly")
-                  : Status::error(st.code, "reading a chunk of ", comm_.describeRank(writer), " directly: ", st.message);
-    return false;
-  }
-  return gpu_ == nullptr || moveUser(dst, to, bytes);
+  status_ = directOutcome(writer, DirectReads::read(comm_.pidOf(writer), to, src, bytes), "read its data", "reading a chunk of ");
+  return status_.ok() && (gpu_ == nullptr || moveUser(dst, to, bytes));
+}
+
+Status Operation::directOutcome(int peer, const Status& st, const char* acted, const char* acting) {
+  // A peer whose call failed may have reused its buffer since (Comm::fail says so first): what
+  // was read is not its data, nor is a read or write that failed this rank's fault.
+  if (!comm_.active(peer))
+    return Status::error(cxlcclRemoteError, comm_.describeRank(peer), " failed a call or left while this rank ", acted,
+                         " directly: see that rank's error");
+  if (st.ok()) return st;
+  if (st.code != cxlcclRemoteError) return Status::error(st.code, acting, comm_.describeRank(peer), " directly: ", st.message);
+  comm_.exiting(peer, std::chrono::milliseconds(1000));
+  return Status::error(st.code, comm_.describeRank(peer), " exited while this rank ", acted, " directly");
 }
 
 bool Operation::mayWriteDirectlyTo(int target, std::size_t bytes) const {
@@ -243,29 +241,24 @@ bool Operation::mayWriteDirectlyTo(int target, std::size_t bytes) const {
 }
 
 Status Operation::writeDirect(int target, std::uintptr_t address, const void* src, std::size_t bytes) {
+  static constexpr const char* kWrote = "wrote its block into it";
+  static constexpr const char* kWriting = "writing a block into ";
   comm_.setWriting(op_);
   Status st = Status::success();
   const std::size_t step = chunkSize(Channel{comm_.rank(), -1}, bytes, true);
   for (std::size_t done = 0; done < bytes && st.ok(); done += step) {
     const std::size_t part = std::min(step, bytes - done);
-    if (!comm_.active(target)) {
-      st = Status::error(cxlcclRemoteError, comm_.describeRank(target),
-                         " failed a call or left while this rank wrote its block into it directly: see that rank's error");
-      break;
-    }
     const void* from = static_cast<const std::byte*>(src) + done;
     if (gpu_ != nullptr) {  // out of device memory through host memory
       directScratch_.resize(part);
       st = copyNow(directScratch_.data(), from, part);
       from = directScratch_.data();
+      if (!st.ok()) break;
     }
+    // (A target that failed is checked before each chunk: its caller may reuse the buffer.)
+    st = directOutcome(target, Status::success(), kWrote, kWriting);
     if (st.ok()) st = DirectReads::write(comm_.pidOf(target), address + done, from, part);
-    if (st.code == cxlcclRemoteError) {
-      comm_.exiting(target, std::chrono::milliseconds(1000));
-      st = Status::error(st.code, comm_.describeRank(target), " exited while this rank wrote its block into it directly");
-    } else if (!st.ok() && st.code == cxlcclSystemError) {
-      st = Status::error(st.code, "writing a block into ", comm_.describeRank(target), " directly: ", st.message);
-    }
+    if (!st.ok()) st = directOutcome(target, st, kWrote, kWriting);
   }
   comm_.setWriting(0);
   return st;
@@ -358,7 +351,7 @@ Operation::Step Operation::stepPublish(Publish& t) {
   auto h = static_cast<std::size_t>(comm_.headerOf(t.c, seq));
   auto slot = static_cast<std::size_t>(comm_.slotOf(t.c, seq));
   bool inlined = bytes <= comm_.layout().inlineBytes();
-  bool inRing = !inlined && t.ref == 0 && !t.direct;
+  bool inRing = !inlined && t.ref == 0 && !t.plannedDirect;
   if (!comm_.acked(t.c, ring.headerSeq[h], ring.headerReaders[h], &waitMask_) ||
       (inRing && !comm_.acked(t.c, ring.slotSeq[slot], ring.slotReaders[slot], &waitMask_)))
     return Step::blocked;
@@ -369,7 +362,7 @@ Operation::Step Operation::stepPublish(Publish& t) {
     if (!moveUser(view.at(header + field::payload), t.src + offset, bytes)) return Step::failed;
   } else {
     std::size_t data = comm_.chunkData(t.c, seq, bytes);
-    if (t.direct) {
+    if (t.readDirectly()) {
       // Read by every reader straight from here; run() waits for their acknowledgements.
       const std::byte* from = t.src + offset;
       if (t.staged != kNotStaged) {
@@ -486,11 +479,11 @@ Status Operation::run() {
     for (Publish& t : publishes_) {
       // A piece published from a pool buffer is done once every reader acknowledged it.
       if (t.done == t.chunks) {
-        pending |= (t.ref != 0 || t.direct) && !comm_.acked(t.c, t.firstSeq + t.chunks - 1, t.readers, &waitMask_);
+        pending |= (t.ref != 0 || t.readDirectly()) && !comm_.acked(t.c, t.firstSeq + t.chunks - 1, t.readers, &waitMask_);
         continue;
       }
       if (!account(stepPublish(t))) return status_;
-      pending |= t.done < t.chunks || t.ref != 0 || t.direct;
+      pending |= t.done < t.chunks || t.ref != 0 || t.readDirectly();
     }
     for (Combine& t : combines_) {
       if (t.done == t.chunks) continue;

@@ -138,8 +138,10 @@ class Operation {
     int readyCombine;
     std::uint64_t ref;   // 1 + the pool offset of `src` when it is a pool buffer (PoolBuffers.h)
     bool plannedDirect;  // chunked as a piece read directly (on every rank alike: plannedDirect())
-    bool direct;         // its chunks' addresses are published, for its readers to read directly
     std::size_t staged;  // a device buffer's: where in gpuStaging_ its chunks are copied to be read (else kNotStaged)
+    // Its chunks' addresses are published, for its readers to read directly (a pool buffer's
+    // offsets instead: read where it lies).
+    bool readDirectly() const { return plannedDirect && ref == 0; }
   };
   static constexpr std::size_t kNotStaged = ~std::size_t{0};
   struct Fetch {
@@ -211,6 +213,10 @@ class Operation {
   // A chunk of `writer`'s read from `src` in its memory into dst (DirectReads), its failure kept
   // in status_ (false).
   bool readChunkDirect(int writer, void* dst, const void* src, std::size_t bytes);
+  // What a direct read or write of `peer`'s memory that returned `st` comes to: an error where
+  // `peer` failed a call or left meanwhile, or where `st` failed, said as "while this rank
+  // <acted> directly" or "<acting> rank P directly: ..."; `st` otherwise.
+  Status directOutcome(int peer, const Status& st, const char* acted, const char* acting);
   // A bulk copy into or out of the pool or inside this rank: through the GPU for device buffers
   // (like moveUser), else shared by the copy crew (`streaming`: non-temporal stores).
   bool moveBulk(void* dst, const void* src, std::size_t bytes, bool streaming);
