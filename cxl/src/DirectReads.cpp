@@ -11,6 +11,7 @@
 
 #include "Collectives.h"
 #include "Comm.h"
+#include "PageBuffer.h"
 
 namespace cxlccl {
 namespace {
@@ -67,12 +68,16 @@ Status exchange(Comm& comm, Operation& op, std::uint64_t hash, const T& mine, st
 // (a pid reused, another namespace) does not pass.
 std::uint64_t probeWord(std::uint64_t nonce, std::size_t i) { return nonce ^ (i * 0x9e3779b97f4a7c15ull); }
 
-// Whether this rank can read peer `w`'s probe, and why not.
-Status readProbe(Comm& comm, int w, const Probe& probe, std::vector<std::uint64_t>* scratch) {
-  scratch->assign(kProbeBytes / sizeof(std::uint64_t), 0);
-  CXLCCL_TRY(DirectReads::read(comm.pidOf(w), scratch->data(), reinterpret_cast<const void*>(probe.address), kProbeBytes));
-  for (std::size_t i = 0; i < scratch->size(); i += 4096 / sizeof(std::uint64_t)) {
-    if ((*scratch)[i] != probeWord(probe.nonce, i))
+Status unmapped(std::size_t bytes) {
+  return Status::error(cxlcclSystemError, "cannot map ", bytes, " bytes for the direct reads' probes: ", std::strerror(errno));
+}
+
+// Whether this rank can read peer `w`'s probe (into `scratch`, kProbeBytes), and why not.
+Status readProbe(Comm& comm, int w, const Probe& probe, const PageBuffer& scratch) {
+  CXLCCL_TRY(DirectReads::read(comm.pidOf(w), scratch.data(), reinterpret_cast<const void*>(probe.address), kProbeBytes));
+  const auto* words = reinterpret_cast<const std::uint64_t*>(scratch.data());
+  for (std::size_t i = 0; i < kProbeBytes / sizeof(std::uint64_t); i += 4096 / sizeof(std::uint64_t)) {
+    if (words[i] != probeWord(probe.nonce, i))
       return Status::error(cxlcclSystemError, "its pid names another process here (another pid namespace under the same host name?)");
   }
   return Status::success();
@@ -83,7 +88,9 @@ Status readProbe(Comm& comm, int w, const Probe& probe, std::vector<std::uint64_
 Status timeBothWays(Comm& comm, Operation& op, DirectReads* direct, const DirectReads& works, double* ringUs, double* directUs) {
   const auto n = static_cast<std::size_t>(comm.nranks());
   const std::size_t block = std::max(DirectReads::kMinBytes, std::min(kTimedBlockBytes, kTimedBytesAtMost / n / 4096 * 4096));
-  std::vector<std::byte> send(block, std::byte{1}), recv(block * n);
+  PageBuffer send(block), recv(block * n);
+  if (send.data() == nullptr || recv.data() == nullptr) return unmapped(block * (n + 1));
+  std::memset(send.data(), 1, block);
   CallArgs args{send.data(), recv.data(), block, cxlcclUint8, cxlcclSum, 0};
   *ringUs = *directUs = 1e300;
   const DirectReads none;
@@ -134,17 +141,18 @@ Status DirectReads::agree(Comm& comm, Operation& op, DirectMode mode, DirectRead
   const bool crowded = mode == DirectMode::automatic && comm.oversubscribed();
   if (crowded) info("rank ", me, ": reads its peers through the pool: more ranks than CPUs on this host (CXLCCL_DIRECT=auto)");
   // The probe: filled with words derived from a nonce, read by every peer on this host.
-  std::vector<std::uint64_t> probe(kProbeBytes / sizeof(std::uint64_t));
+  PageBuffer probe(kProbeBytes), scratch(kProbeBytes);
+  if (probe.data() == nullptr || scratch.data() == nullptr) return unmapped(2 * kProbeBytes);
   Probe mine{reinterpret_cast<std::uintptr_t>(probe.data()), std::random_device{}() * 0x100000001ull ^ static_cast<std::uint64_t>(getpid()),
              mode == DirectMode::automatic && !crowded ? 1u : 0u};
-  for (std::size_t i = 0; i < probe.size(); ++i) probe[i] = probeWord(mine.nonce, i);
+  auto* words = reinterpret_cast<std::uint64_t*>(probe.data());
+  for (std::size_t i = 0; i < kProbeBytes / sizeof(std::uint64_t); ++i) words[i] = probeWord(mine.nonce, i);
   std::vector<Probe> probes;
   CXLCCL_TRY(exchange(comm, op, kProbeHash, mine, &probes));
   std::uint64_t readable = 0;
-  std::vector<std::uint64_t> scratch;
   for (int w = 0; w < n && mode != DirectMode::off && !crowded; ++w) {
     if (w == me || !comm.onThisHost(w)) continue;
-    if (Status st = readProbe(comm, w, probes[static_cast<std::size_t>(w)], &scratch); !st.ok()) {
+    if (Status st = readProbe(comm, w, probes[static_cast<std::size_t>(w)], scratch); !st.ok()) {
       info("rank ", me, ": reads ", comm.describeRank(w), " through the pool, not directly: ", st.message);
       continue;
     }

@@ -1,6 +1,8 @@
 // cxlccl-memcpy-perf: memcpy bandwidth per size, the ceiling the collectives are measured against.
 // Prints "size GB/s" rows; sizes as cxlccl-perf's -b -e -f. With --gpu, the bound for GPU
 // buffers instead: cudaMemcpy between pinned host memory and device 0, host to device and back.
+// With --one-copy-floor N, the floor of an AllGather or AllToAll of N ranks over ordinary buffers
+// instead (OneCopyFloor.h).
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "CollPerf.h"
+#include "OneCopyFloor.h"
 
 #ifdef CXLCCL_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -58,6 +61,7 @@ int main(int argc, char** argv) {
   std::size_t minBytes = 64, maxBytes = 64u << 20;
   int factor = 4;
   bool gpu = false;
+  int floorRanks = 0;
   for (int i = 1; i < argc; i += 2) {
     std::string arg = argv[i];
     bool ok = true;
@@ -72,14 +76,20 @@ int main(int argc, char** argv) {
       ok = collperf::parseBytes(argv[i + 1], &maxBytes);
     else if (arg == "-f")
       factor = std::atoi(argv[i + 1]);
+    else if (arg == "--one-copy-floor")
+      ok = (floorRanks = std::atoi(argv[i + 1])) >= 2 && floorRanks <= 64;
     else
       ok = false;
     if (!ok) {
-      std::fprintf(stderr, "usage: cxlccl-memcpy-perf [-b MIN] [-e MAX] [-f FACTOR] [--gpu]\n");
+      std::fprintf(stderr, "usage: cxlccl-memcpy-perf [-b MIN] [-e MAX] [-f FACTOR] [--gpu | --one-copy-floor RANKS (2-64)]\n");
       return 2;
     }
   }
-  if (factor < 2 || minBytes == 0) return 2;
+  if (factor < 2 || minBytes == 0 || minBytes > maxBytes) {
+    std::fprintf(stderr, "cxlccl-memcpy-perf: want -f of 2 or more and 0 < -b <= -e\n");
+    return 2;
+  }
+  if (floorRanks > 0) return collperf::oneCopyFloorTable(floorRanks, minBytes, maxBytes, factor);
   if (gpu) {
 #ifdef CXLCCL_WITH_CUDA
     return gpuTable(minBytes, maxBytes, factor);

@@ -16,6 +16,7 @@
 
 #include "DirectReads.h"
 #include "Ranks.h"
+#include "Skip.h"
 
 using namespace cxlccl::test;
 
@@ -230,4 +231,74 @@ TEST_CASE("a direct write fills another process's memory, and says so when the p
   CHECK(gone.code == cxlcclRemoteError);
   CHECK(gone.message.find("pid " + std::to_string(child) + " has exited") != std::string::npos);
   for (int fd : {ready[0], ready[1], done[0], done[1]}) close(fd);
+}
+
+namespace {
+
+// Whether malloc maps a fresh block of `bytes` rather than carving it from the heap, which lies
+// below the program break. (Freeing a mapped block raises glibc's threshold to its size: a
+// process can ask this once for a size, or for smaller sizes first.)
+bool mallocMaps(std::size_t bytes) {
+  void* p = std::malloc(bytes);
+  const bool mapped = reinterpret_cast<std::uintptr_t>(p) > reinterpret_cast<std::uintptr_t>(sbrk(0));
+  std::free(p);
+  return mapped;
+}
+
+}  // namespace
+
+// The library's own large buffers freed at creation (the probes, the timed AllGathers of up to 8
+// MiB) are mapped, not malloc'd: freed through malloc, they would raise glibc's mmap threshold
+// for the whole process, and the application's later buffers would come from the heap instead
+// (PageBuffer.h).
+TEST_CASE("creating a communicator leaves where malloc puts the application's later buffers", "[cxl]") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  MTM_SKIP("a sanitizer's malloc replaces glibc's here");
+#else
+  if (!mallocMaps(256 << 10)) MTM_SKIP("this process's malloc puts 256 KiB blocks on the heap already (run this test case alone)");
+  TempPool pool;
+  ScopedEnv env("CXLCCL_DIRECT", "auto");  // the probes and the timed AllGathers
+  cxlcclUniqueId id;
+  REQUIRE(cxlcclGetUniqueId(&id) == cxlcclSuccess);
+  std::vector<int> codes = runRanks(2, [&](int rank) {
+    cxlcclComm_t comm = nullptr;
+    if (cxlcclCommInitRank(&comm, 2, id, rank) != cxlcclSuccess) return 1;
+    const bool mapped = mallocMaps(512 << 10);
+    if (!mapped) std::fprintf(stderr, "rank %d: a 512 KiB malloc after creation came from the heap\n", rank);
+    return cxlcclCommDestroy(comm) == cxlcclSuccess && mapped ? 0 : 2;
+  });
+  CHECK(codes[0] == 0);
+  CHECK(codes[1] == 0);
+#endif
+}
+
+// The floor that bench-collectives prints beside AllGather and AllToAll: processes that read each
+// other's blocks, checked, a row a size; arguments out of range refused with the usage.
+TEST_CASE("the one-copy floor's processes read each other's blocks: a row a size, and bad arguments refused", "[cxl]") {
+  const std::string tool = std::string(CXLCCL_TOOLS_DIR) + "/cxlccl-memcpy-perf";
+  for (int ranks : {2, 3}) {
+    ShellOutput out = shell(tool + " --one-copy-floor " + std::to_string(ranks) + " -b 192K -e 768K -f 4");
+    INFO(out.text);
+    REQUIRE(out.status == 0);
+    std::size_t rows = 0;
+    for (std::size_t at = 0; at < out.text.size();) {
+      std::size_t end = out.text.find('\n', at);
+      if (end == std::string::npos) end = out.text.size();
+      unsigned long long bytes = 0;
+      double us = 0;
+      if (out.text[at] != '#' && std::sscanf(out.text.c_str() + at, "%llu %lf", &bytes, &us) == 2) {
+        CHECK(bytes == (rows == 0 ? 192u << 10 : 768u << 10));
+        CHECK(us > 0);
+        ++rows;
+      }
+      at = end + 1;
+    }
+    CHECK(rows == 2);
+  }
+  for (const char* bad : {"--one-copy-floor 1", "--one-copy-floor 65", "--one-copy-floor"}) {
+    ShellOutput out = shell(tool + " " + bad);
+    INFO(bad);
+    CHECK(out.status == 2);
+    CHECK(out.text.find("usage: cxlccl-memcpy-perf") != std::string::npos);
+  }
 }

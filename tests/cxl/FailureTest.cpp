@@ -338,15 +338,6 @@ TEST_CASE("CommCoherence says the mode a communicator resolved to", "[cxl]") {
 TEST_CASE("a rank whose call failed is listed failed and keeps its region from reclaim until it aborts", "[cxl]") {
   TempPool pool;
   const std::string tool = std::string(CXLCCL_TOOLS_DIR) + "/cxlccl-pool";
-  auto output = [](const std::string& command) {
-    std::string out;
-    if (FILE* p = popen((command + " 2>&1").c_str(), "r")) {
-      char buffer[4096];
-      while (std::fgets(buffer, sizeof buffer, p) != nullptr) out += buffer;
-      pclose(p);
-    }
-    return out;
-  };
   std::vector<int> codes = onRanks(2, 2000, 800, [&](cxlcclComm_t comm, int rank) {
     std::size_t count = rank == 0 ? 100 : 200;
     std::vector<int> send(count, 1), recv(2 * count);
@@ -357,8 +348,8 @@ TEST_CASE("a rank whose call failed is listed failed and keeps its region from r
       return 0;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // (rank 1's call has failed too)
-    const std::string info = output(tool + " info " + pool.path());
-    const std::string reclaim = output(tool + " reclaim --wait-ms 400 " + pool.path());
+    const std::string info = shell(tool + " info " + pool.path()).text;
+    const std::string reclaim = shell(tool + " reclaim --wait-ms 400 " + pool.path()).text;
     cxlcclCommAbort(comm);
     if (info.find("failed failed") == std::string::npos || reclaim.find("freed 0 of 1") == std::string::npos) {
       std::fprintf(stderr, "info:\n%s\nreclaim:\n%s\n", info.c_str(), reclaim.c_str());

@@ -44,24 +44,6 @@ void poke(const std::string& path, off_t at, T value) {
   poke(path, at, &value, sizeof value);
 }
 
-struct Output {
-  int status = -1;
-  std::string text;  // stdout and stderr
-};
-
-// Runs a command line through the shell: its exit status (a signal shows as 128 + it) and output.
-Output shell(const std::string& command) {
-  Output out;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, p)) > 0) out.text.append(buffer, n);
-  const int status = pclose(p);
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return out;
-}
-
 std::string poolTool() { return std::string(CXLCCL_TOOLS_DIR) + "/cxlccl-pool"; }
 
 // A formatted pool with one communicator-sized region allocated in it.
@@ -148,7 +130,7 @@ TEST_CASE("every region-table field out of range is an error naming the pool, th
     CHECK(error.find("cxlccl-pool format") != std::string::npos);
     // The tools say so too, and exit 1 -- no signal.
     for (const char* verb : {"info", "reclaim --wait-ms 1"}) {
-      Output out = shell(poolTool() + " " + verb + " " + pool.path());
+      ShellOutput out = shell(poolTool() + " " + verb + " " + pool.path());
       CHECK(out.status == 1);
       CHECK(out.text.find(c.says) != std::string::npos);
     }
@@ -167,7 +149,7 @@ TEST_CASE("a header whose size does not fit the pool is refused", "[cxl][pool]")
     poolWithRegion(pool.path());
     poke(pool.path(), kHeaderBytesField, bytes);
     CHECK(openError(pool.path()).find("does not fit its") != std::string::npos);
-    Output out = shell(poolTool() + " info " + pool.path());
+    ShellOutput out = shell(poolTool() + " info " + pool.path());
     CHECK(out.status == 1);
     CHECK(out.text.find("reformat it") != std::string::npos);
   }
@@ -186,14 +168,14 @@ TEST_CASE("cxlccl-pool info shows a corrupt communicator header as an error, not
   poke(pool.path(), region + 24, std::uint64_t{128});  // lineBytes
   poke(pool.path(), region + 32, 1ull << 40);          // chunkBytes: far past the region
   poke(pool.path(), region + 40, std::uint64_t{8});    // chunks
-  Output out = shell(poolTool() + " info " + pool.path());
+  ShellOutput out = shell(poolTool() + " info " + pool.path());
   CHECK(out.status == 0);
   CHECK(out.text.find("communicator header field chunkBytes = 1099511627776") != std::string::npos);
 }
 
 TEST_CASE("cxlccl-pool info creates nothing and needs no write access", "[cxl][pool]") {
   const std::string missing = "/dev/shm/cxlccl-test-missing-" + std::to_string(getpid());
-  Output out = shell(poolTool() + " info " + missing);
+  ShellOutput out = shell(poolTool() + " info " + missing);
   CHECK(out.status == 1);
   CHECK(out.text.find("does not exist (nothing was created)") != std::string::npos);
   CHECK(access(missing.c_str(), F_OK) != 0);
