@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -108,8 +108,7 @@ int oneCopyFloorTable(int ranks, std::size_t minBytes, std::size_t maxBytes, int
     return 1;
   }
   auto* lines = new (shared) Line[static_cast<std::size_t>(ranks)];
-  std::printf("# one-copy floor: %d processes, each reads every other one's block with process_vm_readv and copies its own\n",
-              ranks);
+  std::printf("# one-copy floor: %d processes, each reads every other one's block with process_vm_readv and copies its own\n", ranks);
   std::printf("#%14s %10s\n#%14s %10s\n", "size", "time", "(B)", "(us)");
   std::fflush(stdout);
   std::vector<pid_t> children;

@@ -9,10 +9,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "Comm.h"
@@ -390,6 +393,57 @@ TEST_CASE("a communicator's whole region is mapped in every rank when init retur
         return unmapped == 0 ? 0 : 1;
       },
       60);
+  CHECK(result == std::vector<int>{0, 0});
+}
+
+// A Gather root whose call failed waits, before it returns, for the peers still writing their
+// blocks into its buffer in that call (their rank lines' `writing`): until a writer clears it,
+// or exits, or the limit passes -- and not for a writer in another call.
+TEST_CASE("a rank whose call failed waits for peers still writing into it, until they stop, exit or the limit passes", "[cxl]") {
+  test::TempPool pool;
+  const UniqueIdData id = newUniqueId();
+  // Steps the ranks take in turn: rank 1 writing in call 7 (1), about to stop (2), writing in
+  // call 9 (3), rank 0 done with it (4), rank 1 writing in call 11 (5) and then exiting.
+  void* shared = mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(shared != MAP_FAILED);
+  auto* step = new (shared) std::atomic<int>(0);
+  auto awaitStep = [&](int n) {
+    while (step->load() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  std::vector<int> result = test::runRanks(
+      2,
+      [&](int rank) {
+        Options options;
+        std::unique_ptr<Comm> comm;
+        if (!resolveOptions(nullptr, &options).ok() || !Comm::init(2, rank, id, options, &comm).ok()) return 2;
+        if (!comm->linesHoldWriting()) return 3;
+        if (rank == 1) {
+          comm->setWriting(7);
+          step->store(1);
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          step->store(2);
+          comm->setWriting(0);
+          comm->setWriting(9);
+          step->store(3);
+          awaitStep(4);
+          comm->setWriting(11);
+          step->store(5);
+          return 0;  // exits while writing in call 11
+        }
+        awaitStep(1);
+        comm->awaitWriters(8, std::chrono::milliseconds(60000));  // another call's: at once
+        if (step->load() != 1) return 4;
+        comm->awaitWriters(7, std::chrono::milliseconds(60000));
+        if (step->load() < 2) return 5;  // returned while rank 1 still wrote
+        awaitStep(3);
+        comm->awaitWriters(9, std::chrono::milliseconds(100));  // rank 1 stays: the limit ends it
+        step->store(4);
+        awaitStep(5);
+        comm->awaitWriters(11, std::chrono::milliseconds(120000));  // ends when rank 1 has exited
+        return 0;
+      },
+      60);
+  munmap(shared, sizeof(std::atomic<int>));
   CHECK(result == std::vector<int>{0, 0});
 }
 

@@ -66,14 +66,16 @@ awk '/^mtm_kernel_vmstat_total\{counter="pgmigrate_success"\}/ { ok = $2 > 0 } E
   fail "pgmigrate_success not above 0 in the metrics"
 echo "metrics agree with mtmctl status: $(grep -c '^mtm_' /tmp/metrics.txt) series; the workload's:"
 grep "pid=\"$pid\"" /tmp/metrics.txt
-# Per phase (columns: phase reaction start_top hot_top old_top old_next old_bottom cold_top migrated): hot_top >= 0.8;
+# Per phase (the watch's table, its columns read by name from its header row): hot_top >= 0.8;
 # from phase 1 on, at most half the old hot set still in the top tier and little of it in the
 # slowest tier (demotion goes one tier down while there is room).
-bad=$(awk 'NF == 9 && $1 ~ /^[0-9]+$/ {
+bad=$(awk '$2 == "phase" && $3 == "reaction" { for (i = 2; i <= NF; i++) col[$i] = i - 1; next }
+     ("phase" in col) && $1 ~ /^[0-9]+$/ {
        n++
-       if ($4 < 0.8) { print "phase " $1 ": only " $4 " of the hot set in the top tier"; bad = 1 }
-       if ($1 > 0 && $5 > 0.5) { print "phase " $1 ": " $5 " of the old hot set still in the top tier"; bad = 1 }
-       if ($1 > 0 && $7 > 0.2) { print "phase " $1 ": " $7 " of the old hot set went to the slowest tier"; bad = 1 }
+       hot = $col["hot_top"]; old = $col["old_top"]; bottom = $col["old_bottom"]
+       if (hot < 0.8) { print "phase " $1 ": only " hot " of the hot set in the top tier"; bad = 1 }
+       if ($1 > 0 && old > 0.5) { print "phase " $1 ": " old " of the old hot set still in the top tier"; bad = 1 }
+       if ($1 > 0 && bottom > 0.2) { print "phase " $1 ": " bottom " of the old hot set went to the slowest tier"; bad = 1 }
      }
      END { if (n != 4) { print "expected 4 phases, saw " n; bad = 1 } exit bad }' /tmp/watch.log) ||
   fail "placement:" $bad

@@ -23,7 +23,8 @@ cat /tmp/watch.txt | tail -8
 grep -q "wrong_pages=0 " /tmp/run.log || fail "the workload found corrupted pages"
 grep -q "tiers from hmat\|4 tiers" /tmp/run.log || true
 # The hot set's fraction in tier 0 at the phase's last sample (the watch's table row of phase 0).
-hot=$(awk '$1 == "0" && NF == 9 { print $4 }' /tmp/watch.txt | tail -1)
+hot=$(awk '$2 == "phase" && $3 == "reaction" { for (i = 2; i <= NF; i++) col[$i] = i - 1; next }
+           ("phase" in col) && $1 == "0" { print $col["hot_top"] }' /tmp/watch.txt | tail -1)
 [ -n "$hot" ] || fail "no placement measured"
 awk -v h="$hot" 'BEGIN { exit !(h >= 0.5) }' || fail "only $hot of the hot set reached tier 0 in 60 s"
 echo "hot set in tier 0 at the end: $hot"
