@@ -46,8 +46,8 @@ TEST_CASE("on Debian 12's 6.1 kernel mtmctl run forms tiers from HMAT and moves 
 // session 32); in session 45 two runs in a row failed in a fresh clone's whole VM lab (a
 // third-cycle phase began with 0.5-0.75 of its set on top: the swap ahead of it, which
 // straddles the phase's end, not done by its first sample), and the next three passed, beside
-// nothing, two busy loops or the torch tests. A run
-// that fails on start_top alone gets up to two more; any other failure fails at once.
+// nothing, two busy loops or the torch tests. A run that fails on start_top alone gets up to two
+// more; any other failure fails at once.
 TEST_CASE("with prediction on, a cyclic workload's third-cycle phases begin with their hot set in the top tier",
           "[vm][daemon][predict-e2e]") {
   const std::string dir = mtm::test::sourceDir() + "/tests/vm/";
