@@ -69,7 +69,7 @@ Status exchange(Comm& comm, Operation& op, std::uint64_t hash, const T& mine, st
 std::uint64_t probeWord(std::uint64_t nonce, std::size_t i) { return nonce ^ (i * 0x9e3779b97f4a7c15ull); }
 
 Status unmapped(std::size_t bytes) {
-  return Status::error(cxlcclSystemError, "cannot map ", bytes, " bytes for the direct reads' probes: ", std::strerror(errno));
+  return Status::error(cxlcclSystemError, "cannot map ", bytes, " bytes to try the direct reads at creation: ", std::strerror(errno));
 }
 
 // Whether this rank can read peer `w`'s probe (into `scratch`, kProbeBytes), and why not.

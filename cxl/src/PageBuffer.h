@@ -3,9 +3,9 @@
 // probes and timed calls at communicator creation). Through malloc, freeing a block of over 128
 // KiB raises glibc's mmap threshold to that block's size, up to 32 MiB, for the whole process:
 // the application's later buffers of up to that size would then come from the heap, at other
-// page offsets than before (with 8 MiB freed at creation, 2 ranks' AllGathers of 256 KiB-2 MiB
-// read directly took 1.04-1.1x longer in buffers on the heap than in mapped ones:
-// docs/benchmarks.md, "session 45"). A mapping leaves malloc's state as it was.
+// page offsets than before (2 ranks' AllGathers and AllToAlls of 256 KiB-2 MiB, read directly,
+// took 1.02-1.10x as long in buffers that came from the heap so: docs/benchmarks.md, "session
+// 45"). A mapping leaves malloc's state as it was.
 
 #include <cstddef>
 

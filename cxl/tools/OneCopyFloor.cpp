@@ -49,7 +49,8 @@ int roundsFor(std::size_t bytes) { return static_cast<int>(std::clamp<std::size_
 int runRank(Line* lines, int ranks, int me, std::size_t minBytes, std::size_t maxBytes, int factor) {
   std::int64_t round = 0;
   for (std::size_t bytes = minBytes; bytes <= maxBytes; bytes *= static_cast<std::size_t>(factor)) {
-    const std::size_t block = bytes / static_cast<std::size_t>(ranks);
+    // Whole floats a block, as cxlccl-perf cuts its sizes (so that their rows match).
+    const std::size_t block = bytes / sizeof(float) / static_cast<std::size_t>(ranks) * sizeof(float);
     if (block == 0) continue;
     std::vector<char> send(block * static_cast<std::size_t>(ranks), static_cast<char>(me + 1));
     std::vector<char> recv(send.size(), 0);
