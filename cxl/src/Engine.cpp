@@ -257,8 +257,7 @@ Status Operation::writeDirect(int target, std::uintptr_t address, const void* sr
     }
     // (A target that failed is checked before each chunk: its caller may reuse the buffer.)
     st = directOutcome(target, Status::success(), kWrote, kWriting);
-    if (st.ok()) st = DirectReads::write(comm_.pidOf(target), address + done, from, part);
-    if (!st.ok()) st = directOutcome(target, st, kWrote, kWriting);
+    if (st.ok()) st = directOutcome(target, DirectReads::write(comm_.pidOf(target), address + done, from, part), kWrote, kWriting);
   }
   comm_.setWriting(0);
   return st;
