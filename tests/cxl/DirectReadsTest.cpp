@@ -237,8 +237,8 @@ namespace {
 
 // Whether malloc maps a fresh block of `bytes` rather than carving it from the heap, which lies
 // below the program break. (Freeing a mapped block raises glibc's threshold to its size: a
-// process can ask this once for a size, or for smaller sizes first.)
-bool mallocMaps(std::size_t bytes) {
+// process can ask this once for a size, or for smaller sizes first.) Unused under sanitizers.
+[[maybe_unused]] bool mallocMaps(std::size_t bytes) {
   void* p = std::malloc(bytes);
   const bool mapped = reinterpret_cast<std::uintptr_t>(p) > reinterpret_cast<std::uintptr_t>(sbrk(0));
   std::free(p);
