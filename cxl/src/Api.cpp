@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,38 @@ cxlcclResult_t report(const Status& status) {
     warn(status.message);
   }
   return status.code;
+}
+
+// The error for the exception being handled (called in a catch block only).
+Status currentException(const char* name) {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return Status::error(cxlcclSystemError, name, ": out of memory (a buffer or list of the library's own could not grow)");
+  } catch (const std::exception& e) {
+    return Status::error(cxlcclInternalError, name, ": ", e.what());
+  } catch (...) {
+    return Status::error(cxlcclInternalError, name, ": an exception of unknown type");
+  }
+}
+
+// No exception crosses into a C caller. One that a call throws (std::bad_alloc from a buffer it
+// grows, a thread it cannot start) ends the call with an error, and `comm`, read then (the
+// communicator the call ran on, or null), is failed as any failed call fails it: CommAbort is the
+// way out, and the peers' calls fail then.
+template <typename Call>
+cxlcclResult_t guarded(const char* name, cxlcclComm* const& comm, Call call) noexcept {
+  try {
+    return call();
+  } catch (...) {
+    try {
+      Status status = currentException(name);
+      if (comm != nullptr && comm->comm != nullptr) comm->comm->fail(status);
+      return report(status);
+    } catch (...) {
+      return cxlcclSystemError;  // (no memory left for the message either: the peers time out)
+    }
+  }
 }
 
 Status usable(const cxlcclComm* comm) {
@@ -206,7 +240,7 @@ Status checkCollective(const cxlcclComm* comm, Collective kind, const CallArgs& 
   return Status::success();
 }
 
-cxlcclResult_t collective(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaStream_t stream) {
+cxlcclResult_t runCollective(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaStream_t stream) {
   Needs needs;
   bool device = false;
   if (Status status = checkCollective(comm, kind, args, &needs); !status.ok()) return report(status);
@@ -215,6 +249,10 @@ cxlcclResult_t collective(cxlcclComm* comm, Collective kind, const CallArgs& arg
   Status status = runRouted(comm, kind, args, stream, device, needs.recv);
   if (!status.ok()) comm->comm->fail(status);
   return report(status);
+}
+
+cxlcclResult_t collective(cxlcclComm* comm, Collective kind, const CallArgs& args, cudaStream_t stream) {
+  return guarded(collectiveName(kind), comm, [&] { return runCollective(comm, kind, args, stream); });
 }
 
 Status checkPointToPoint(const cxlcclComm* comm, bool send, const void* buffer, std::size_t count, cxlcclDataType_t type, int peer) {
@@ -226,8 +264,8 @@ Status checkPointToPoint(const cxlcclComm* comm, bool send, const void* buffer, 
   return checkBuffer(buffer, count, name, send ? "sendbuff" : "recvbuff");
 }
 
-cxlcclResult_t pointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer, void* recvBuffer, std::size_t count, cxlcclDataType_t type,
-                            int peer, cudaStream_t stream) {
+cxlcclResult_t runPointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer, void* recvBuffer, std::size_t count,
+                               cxlcclDataType_t type, int peer, cudaStream_t stream) {
   if (Status status = checkPointToPoint(comm, send, send ? sendBuffer : recvBuffer, count, type, peer); !status.ok()) return report(status);
   P2pCall call{send, sendBuffer, recvBuffer, count * typeSize(type), peer};
   if (group.depth > 0) {
@@ -235,6 +273,13 @@ cxlcclResult_t pointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer,
     return cxlcclSuccess;
   }
   return report(runCalls(comm, &call, &stream, 1, false));
+}
+
+cxlcclResult_t pointToPoint(cxlcclComm* comm, bool send, const void* sendBuffer, void* recvBuffer, std::size_t count, cxlcclDataType_t type,
+                            int peer, cudaStream_t stream) {
+  // (In a group, nothing runs yet: a list that cannot grow leaves the communicator as it was.)
+  return guarded(send ? "Send" : "Recv", group.depth > 0 ? nullptr : comm,
+                 [&] { return runPointToPoint(comm, send, sendBuffer, recvBuffer, count, type, peer, stream); });
 }
 
 Status randomNonce(RegionNonce* nonce) {
@@ -262,7 +307,7 @@ Status makeId(const std::string& path, const RegionNonce& nonce, std::uint64_t g
   return Status::success();
 }
 
-cxlcclResult_t initComm(cxlcclComm_t* out, int nranks, const UniqueIdData& id, int rank, const cxlcclConfig_t* config) {
+cxlcclResult_t runInitComm(cxlcclComm_t* out, int nranks, const UniqueIdData& id, int rank, const cxlcclConfig_t* config) {
   if (out == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommInitRank: comm is NULL"));
   *out = nullptr;
   Options options;
@@ -271,14 +316,95 @@ cxlcclResult_t initComm(cxlcclComm_t* out, int nranks, const UniqueIdData& id, i
   if (status.ok()) status = Comm::init(nranks, rank, id, options, &comm);
   if (!status.ok()) return report(status);
   auto* handle = new cxlcclComm{std::move(comm), nullptr, nullptr, nullptr};
-  handle->op = std::make_unique<Operation>(*handle->comm);
-  if (Status agreed = DirectReads::agree(*handle->comm, *handle->op, options.direct, &handle->comm->direct()); !agreed.ok()) {
-    cxlcclCommAbort(handle);  // (the peers learn of it and fail as well)
-    return report(agreed);
+  try {
+    handle->op = std::make_unique<Operation>(*handle->comm);
+    if (Status agreed = DirectReads::agree(*handle->comm, *handle->op, options.direct, &handle->comm->direct()); !agreed.ok()) {
+      cxlcclCommAbort(handle);  // (the peers learn of it and fail as well)
+      return report(agreed);
+    }
+    if (options.delta != DeltaMode::off) handle->delta = std::make_unique<DeltaState>(*handle->comm, options.delta);
+  } catch (...) {
+    cxlcclCommAbort(handle);
+    throw;
   }
-  if (options.delta != DeltaMode::off) handle->delta = std::make_unique<DeltaState>(*handle->comm, options.delta);
   *out = handle;
   return cxlcclSuccess;
+}
+
+// CommDestroy (leaving after the peers have read what this rank published) or CommAbort.
+cxlcclResult_t leave(cxlcclComm* comm, bool abort) {
+  if (comm == nullptr) return report(Status::error(cxlcclInvalidArgument, abort ? "CommAbort" : "CommDestroy", ": comm is NULL"));
+  Status status = abort ? comm->comm->abort() : comm->comm->destroy();
+  comm->delta.reset();  // its mirrors: no peer reads them any more
+  comm->op.reset();
+  comm->gpu.reset();
+  delete comm;
+  return report(status);
+}
+
+cxlcclResult_t getUniqueId(cxlcclUniqueId* uniqueId) {
+  if (uniqueId == nullptr) return report(Status::error(cxlcclInvalidArgument, "GetUniqueId: uniqueId is NULL"));
+  std::string path = poolPath();
+  std::uint64_t createBytes = 0;
+  Status status = poolCreateBytes(&createBytes);
+  std::shared_ptr<Pool> pool;
+  if (status.ok()) status = Pool::open(path, createBytes, &pool);
+  RegionNonce nonce;
+  if (status.ok()) status = randomNonce(&nonce);
+  UniqueIdData id;
+  if (status.ok()) status = makeId(path, nonce, pool->generation(), &id);
+  if (!status.ok()) return report(status);
+  std::memcpy(uniqueId->internal, &id, sizeof id);
+  return cxlcclSuccess;
+}
+
+cxlcclResult_t initComm(cxlcclComm_t* out, int nranks, const UniqueIdData& id, int rank, const cxlcclConfig_t* config) {
+  return guarded("CommInitRank", nullptr, [&] { return runInitComm(out, nranks, id, rank, config); });
+}
+
+cxlcclResult_t initFromEnv(cxlcclComm_t* comm, const cxlcclConfig_t* config) {
+  EnvRanks ranks;
+  Status status = ranksFromEnv(&ranks);
+  UniqueIdData id;
+  if (status.ok()) {
+    RegionNonce nonce{fnv1a(ranks.jobId, 0), fnv1a(ranks.jobId, 0x5bd1e995) | 1};
+    status = makeId(poolPath(), nonce, 0, &id);
+  }
+  if (!status.ok()) return report(status);
+  info("rank ", ranks.rank, " of ", ranks.nranks, " from ", ranks.source, ", job ", ranks.jobId);
+  return initComm(comm, ranks.nranks, id, ranks.rank, config);
+}
+
+// GroupEnd: the calls made since the outermost GroupStart, one run per communicator.
+cxlcclResult_t endGroup(cxlcclComm** running) {
+  if (group.depth == 0) return report(Status::error(cxlcclInvalidUsage, "GroupEnd without GroupStart"));
+  if (--group.depth > 0) return cxlcclSuccess;
+  std::vector<GroupCall>& calls = group.running;
+  calls.swap(group.calls);  // (group.calls takes `running`'s emptied list and its capacity)
+  Status first = Status::success();
+  // One run per communicator, its calls in the order they were made (a run's calls are taken
+  // out of the list: comm set to null).
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    cxlcclComm* comm = calls[i].comm;
+    if (comm == nullptr) continue;
+    group.mine.clear();
+    group.streams.clear();
+    for (std::size_t j = i; j < calls.size(); ++j) {
+      if (calls[j].comm != comm) continue;
+      group.mine.push_back(calls[j].call);
+      group.streams.push_back(calls[j].stream);
+      calls[j].comm = nullptr;
+    }
+    // (No Status assigned on the way: each assignment of one costs a string's move.)
+    auto runMine = [&] {
+      CXLCCL_TRY(usable(comm));
+      return runCalls(comm, group.mine.data(), group.streams.data(), group.mine.size(), true);
+    };
+    *running = comm;
+    if (Status status = runMine(); !status.ok() && first.ok()) first = std::move(status);
+  }
+  calls.clear();
+  return report(first);
 }
 
 }  // namespace
@@ -320,19 +446,7 @@ const char* cxlcclGetErrorString(cxlcclResult_t result) {
 const char* cxlcclGetLastError(cxlcclComm_t) { return lastError.c_str(); }
 
 cxlcclResult_t cxlcclGetUniqueId(cxlcclUniqueId* uniqueId) {
-  if (uniqueId == nullptr) return report(Status::error(cxlcclInvalidArgument, "GetUniqueId: uniqueId is NULL"));
-  std::string path = poolPath();
-  std::uint64_t createBytes = 0;
-  Status status = poolCreateBytes(&createBytes);
-  std::shared_ptr<Pool> pool;
-  if (status.ok()) status = Pool::open(path, createBytes, &pool);
-  RegionNonce nonce;
-  if (status.ok()) status = randomNonce(&nonce);
-  UniqueIdData id;
-  if (status.ok()) status = makeId(path, nonce, pool->generation(), &id);
-  if (!status.ok()) return report(status);
-  std::memcpy(uniqueId->internal, &id, sizeof id);
-  return cxlcclSuccess;
+  return guarded("GetUniqueId", nullptr, [&] { return getUniqueId(uniqueId); });
 }
 
 cxlcclResult_t cxlcclCommInitRank(cxlcclComm_t* comm, int nranks, cxlcclUniqueId commId, int rank) {
@@ -346,36 +460,7 @@ cxlcclResult_t cxlcclCommInitRankConfig(cxlcclComm_t* comm, int nranks, cxlcclUn
 }
 
 cxlcclResult_t cxlcclCommInitEnv(cxlcclComm_t* comm, const cxlcclConfig_t* config) {
-  EnvRanks ranks;
-  Status status = ranksFromEnv(&ranks);
-  UniqueIdData id;
-  if (status.ok()) {
-    RegionNonce nonce{fnv1a(ranks.jobId, 0), fnv1a(ranks.jobId, 0x5bd1e995) | 1};
-    status = makeId(poolPath(), nonce, 0, &id);
-  }
-  if (!status.ok()) return report(status);
-  info("rank ", ranks.rank, " of ", ranks.nranks, " from ", ranks.source, ", job ", ranks.jobId);
-  return initComm(comm, ranks.nranks, id, ranks.rank, config);
-}
-
-cxlcclResult_t cxlcclCommDestroy(cxlcclComm_t comm) {
-  if (comm == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommDestroy: comm is NULL"));
-  Status status = comm->comm->destroy();
-  comm->delta.reset();  // its mirrors: no peer reads them any more
-  comm->op.reset();
-  comm->gpu.reset();
-  delete comm;
-  return report(status);
-}
-
-cxlcclResult_t cxlcclCommAbort(cxlcclComm_t comm) {
-  if (comm == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommAbort: comm is NULL"));
-  Status status = comm->comm->abort();
-  comm->delta.reset();  // its mirrors: no peer reads them any more
-  comm->op.reset();
-  comm->gpu.reset();
-  delete comm;
-  return report(status);
+  return guarded("CommInitEnv", nullptr, [&] { return initFromEnv(comm, config); });
 }
 
 cxlcclResult_t cxlcclCommGetAsyncError(cxlcclComm_t comm, cxlcclResult_t* asyncError) {
@@ -385,9 +470,21 @@ cxlcclResult_t cxlcclCommGetAsyncError(cxlcclComm_t comm, cxlcclResult_t* asyncE
   return cxlcclSuccess;
 }
 
-cxlcclResult_t cxlcclMemAlloc(void** ptr, size_t size) { return report(poolBufferAlloc(size, ptr)); }
+cxlcclResult_t cxlcclCommDestroy(cxlcclComm_t comm) {
+  return guarded("CommDestroy", nullptr, [&] { return leave(comm, false); });
+}
 
-cxlcclResult_t cxlcclMemFree(void* ptr) { return report(poolBufferFree(ptr)); }
+cxlcclResult_t cxlcclCommAbort(cxlcclComm_t comm) {
+  return guarded("CommAbort", nullptr, [&] { return leave(comm, true); });
+}
+
+cxlcclResult_t cxlcclMemAlloc(void** ptr, size_t size) {
+  return guarded("MemAlloc", nullptr, [&] { return report(poolBufferAlloc(size, ptr)); });
+}
+
+cxlcclResult_t cxlcclMemFree(void* ptr) {
+  return guarded("MemFree", nullptr, [&] { return report(poolBufferFree(ptr)); });
+}
 
 cxlcclResult_t cxlcclCommCount(const cxlcclComm_t comm, int* count) {
   if (comm == nullptr || count == nullptr) return report(Status::error(cxlcclInvalidArgument, "CommCount: comm or count is NULL"));
@@ -482,33 +579,10 @@ cxlcclResult_t cxlcclGroupStart(void) {
 }
 
 cxlcclResult_t cxlcclGroupEnd(void) {
-  if (group.depth == 0) return report(Status::error(cxlcclInvalidUsage, "GroupEnd without GroupStart"));
-  if (--group.depth > 0) return cxlcclSuccess;
-  std::vector<GroupCall>& calls = group.running;
-  calls.swap(group.calls);  // (group.calls takes `running`'s emptied list and its capacity)
-  Status first = Status::success();
-  // One run per communicator, its calls in the order they were made (a run's calls are taken
-  // out of the list: comm set to null).
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    cxlcclComm* comm = calls[i].comm;
-    if (comm == nullptr) continue;
-    group.mine.clear();
-    group.streams.clear();
-    for (std::size_t j = i; j < calls.size(); ++j) {
-      if (calls[j].comm != comm) continue;
-      group.mine.push_back(calls[j].call);
-      group.streams.push_back(calls[j].stream);
-      calls[j].comm = nullptr;
-    }
-    // (No Status assigned on the way: each assignment of one costs a string's move.)
-    auto runMine = [&] {
-      CXLCCL_TRY(usable(comm));
-      return runCalls(comm, group.mine.data(), group.streams.data(), group.mine.size(), true);
-    };
-    if (Status status = runMine(); !status.ok() && first.ok()) first = std::move(status);
-  }
-  calls.clear();
-  return report(first);
+  cxlcclComm* running = nullptr;  // the communicator whose calls run: failed where they throw
+  cxlcclResult_t result = guarded("GroupEnd", running, [&] { return endGroup(&running); });
+  group.running.clear();  // (left full where a call threw)
+  return result;
 }
 
 }  // extern "C"

@@ -2,6 +2,7 @@
 // hang; bad arguments and bad pools are refused with a clear error.
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
@@ -18,6 +19,7 @@
 
 #include "Pool.h"
 #include "Ranks.h"
+#include "Skip.h"
 
 using namespace cxlccl::test;
 
@@ -55,6 +57,17 @@ std::vector<int> onRanks(int n, int timeoutMs, int heartbeatMs, const std::funct
     cxlcclComm_t comm = initRank(id, n, rank, timeoutMs, heartbeatMs);
     return comm == nullptr ? 1 : body(comm, rank);
   });
+}
+
+// Lets this process map no more than it has mapped now and `bytes` besides (RLIMIT_AS). Unused
+// under sanitizers.
+[[maybe_unused]] bool limitAddressSpace(std::size_t bytes) {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t pages = 0;
+  if (!(statm >> pages)) return false;
+  const rlim_t limit = pages * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + bytes;
+  const rlimit value{limit, limit};
+  return setrlimit(RLIMIT_AS, &value) == 0;
 }
 
 std::size_t regionsLeft(const std::string& path) {
@@ -360,4 +373,26 @@ TEST_CASE("a rank whose call failed is listed failed and keeps its region from r
   CHECK(codes[0] == 0);
   CHECK(codes[1] == 0);
   CHECK(regionsLeft(pool.path()) == 0);  // the last rank to abort freed it
+}
+
+// An in-place AllToAll copies its input first, into a buffer of the library's own. Where that
+// copy cannot be made (here under an address-space limit), the call returns an error and the
+// process lives on; its peer's call fails with a remote error instead of waiting for it.
+TEST_CASE("a call that runs out of memory returns an error, the process lives on and its peer's call fails", "[cxl]") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  MTM_SKIP("a sanitizer's allocator maps its own memory: the address-space limit would stop it first");
+#else
+  TempPool pool;
+  const std::size_t count = 8 << 20;  // 32 MiB of floats a block: the copy needs 64 MiB
+  std::vector<int> codes = onRanks(2, 20000, 1000, [&](cxlcclComm_t comm, int rank) {
+    std::vector<float> buffer(2 * count, 1.0f);
+    if (rank == 0 && !limitAddressSpace(16 << 20)) return 5;
+    cxlcclResult_t result = cxlcclAllToAll(buffer.data(), buffer.data(), count, cxlcclFloat, comm, nullptr);
+    if (rank == 0) return expectFailure(comm, result, cxlcclSystemError, {"AllToAll: out of memory"});
+    return expectFailure(comm, result, cxlcclRemoteError, {"rank 0"});
+  });
+  CHECK(codes[0] == 0);
+  CHECK(codes[1] == 0);
+  CHECK(regionsLeft(pool.path()) == 0);
+#endif
 }
