@@ -377,7 +377,8 @@ TEST_CASE("a rank whose call failed is listed failed and keeps its region from r
 
 // An in-place AllToAll copies its input first, into a buffer of the library's own. Where that
 // copy cannot be made (here under an address-space limit), the call returns an error and the
-// process lives on; its peer's call fails with a remote error instead of waiting for it.
+// process lives on; its peer's call fails with a remote error once the rank aborts, instead of
+// waiting out the timeout.
 TEST_CASE("a call that runs out of memory returns an error, the process lives on and its peer's call fails", "[cxl]") {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   MTM_SKIP("a sanitizer's allocator maps its own memory: the address-space limit would stop it first");
