@@ -16,6 +16,7 @@
 
 #include "DirectReads.h"
 #include "Ranks.h"
+#include "Run.h"
 #include "Skip.h"
 
 using namespace cxlccl::test;
@@ -277,16 +278,16 @@ TEST_CASE("creating a communicator leaves where malloc puts the application's la
 TEST_CASE("the one-copy floor's processes read each other's blocks: a row a size, and bad arguments refused", "[cxl]") {
   const std::string tool = std::string(CXLCCL_TOOLS_DIR) + "/cxlccl-memcpy-perf";
   for (int ranks : {2, 3}) {
-    ShellOutput out = shell(tool + " --one-copy-floor " + std::to_string(ranks) + " -b 192K -e 768K -f 4");
-    INFO(out.text);
-    REQUIRE(out.status == 0);
+    const mtm::test::RunResult r = mtm::test::run({tool, "--one-copy-floor", std::to_string(ranks), "-b", "192K", "-e", "768K", "-f", "4"});
+    INFO(r.out << r.err);
+    REQUIRE(r.exitCode == 0);
     std::size_t rows = 0;
-    for (std::size_t at = 0; at < out.text.size();) {
-      std::size_t end = out.text.find('\n', at);
-      if (end == std::string::npos) end = out.text.size();
+    for (std::size_t at = 0; at < r.out.size();) {
+      std::size_t end = r.out.find('\n', at);
+      if (end == std::string::npos) end = r.out.size();
       unsigned long long bytes = 0;
       double us = 0;
-      if (out.text[at] != '#' && std::sscanf(out.text.c_str() + at, "%llu %lf", &bytes, &us) == 2) {
+      if (r.out[at] != '#' && std::sscanf(r.out.c_str() + at, "%llu %lf", &bytes, &us) == 2) {
         CHECK(bytes == (rows == 0 ? 192u << 10 : 768u << 10));
         CHECK(us > 0);
         ++rows;
@@ -295,10 +296,12 @@ TEST_CASE("the one-copy floor's processes read each other's blocks: a row a size
     }
     CHECK(rows == 2);
   }
-  for (const char* bad : {"--one-copy-floor 1", "--one-copy-floor 65", "--one-copy-floor"}) {
-    ShellOutput out = shell(tool + " " + bad);
-    INFO(bad);
-    CHECK(out.status == 2);
-    CHECK(out.text.find("usage: cxlccl-memcpy-perf") != std::string::npos);
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{{"1"}, {"65"}, {}}) {
+    std::vector<std::string> argv{tool, "--one-copy-floor"};
+    argv.insert(argv.end(), bad.begin(), bad.end());
+    const mtm::test::RunResult r = mtm::test::run(argv);
+    INFO("--one-copy-floor " << (bad.empty() ? "" : bad[0]));
+    CHECK(r.exitCode == 2);
+    CHECK(r.err.find("usage: cxlccl-memcpy-perf") != std::string::npos);
   }
 }

@@ -19,6 +19,7 @@
 
 #include "Pool.h"
 #include "Ranks.h"
+#include "Run.h"
 #include "Skip.h"
 
 using namespace cxlccl::test;
@@ -361,11 +362,11 @@ TEST_CASE("a rank whose call failed is listed failed and keeps its region from r
       return 0;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // (rank 1's call has failed too)
-    const std::string info = shell(tool + " info " + pool.path()).text;
-    const std::string reclaim = shell(tool + " reclaim --wait-ms 400 " + pool.path()).text;
+    const mtm::test::RunResult info = mtm::test::run({tool, "info", pool.path()});
+    const mtm::test::RunResult reclaim = mtm::test::run({tool, "reclaim", "--wait-ms", "400", pool.path()});
     cxlcclCommAbort(comm);
-    if (info.find("failed failed") == std::string::npos || reclaim.find("freed 0 of 1") == std::string::npos) {
-      std::fprintf(stderr, "info:\n%s\nreclaim:\n%s\n", info.c_str(), reclaim.c_str());
+    if (info.out.find("failed failed") == std::string::npos || reclaim.out.find("freed 0 of 1") == std::string::npos) {
+      std::fprintf(stderr, "info:\n%s%s\nreclaim:\n%s%s\n", info.out.c_str(), info.err.c_str(), reclaim.out.c_str(), reclaim.err.c_str());
       return 3;
     }
     return 0;

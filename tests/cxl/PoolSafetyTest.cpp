@@ -21,6 +21,7 @@
 
 #include "Pool.h"
 #include "Ranks.h"
+#include "Run.h"
 #include "Skip.h"
 
 using namespace cxlccl::test;
@@ -44,7 +45,17 @@ void poke(const std::string& path, off_t at, T value) {
   poke(path, at, &value, sizeof value);
 }
 
-std::string poolTool() { return std::string(CXLCCL_TOOLS_DIR) + "/cxlccl-pool"; }
+// A command line that runs the one after it as nobody.
+const std::vector<std::string> kAsNobody{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+
+// cxlccl-pool VERB... POOL, run through `asUser` where given.
+mtm::test::RunResult poolTool(const std::vector<std::string>& verb, const std::string& pool, const std::vector<std::string>& asUser = {}) {
+  std::vector<std::string> argv = asUser;
+  argv.push_back(std::string(CXLCCL_TOOLS_DIR) + "/cxlccl-pool");
+  argv.insert(argv.end(), verb.begin(), verb.end());
+  argv.push_back(pool);
+  return mtm::test::run(argv);
+}
 
 // A formatted pool with one communicator-sized region allocated in it.
 void poolWithRegion(const std::string& path) {
@@ -129,10 +140,10 @@ TEST_CASE("every region-table field out of range is an error naming the pool, th
     CHECK(error.find("pool " + pool.path() + ": region table entry 0: " + c.says) != std::string::npos);
     CHECK(error.find("cxlccl-pool format") != std::string::npos);
     // The tools say so too, and exit 1 -- no signal.
-    for (const char* verb : {"info", "reclaim --wait-ms 1"}) {
-      ShellOutput out = shell(poolTool() + " " + verb + " " + pool.path());
-      CHECK(out.status == 1);
-      CHECK(out.text.find(c.says) != std::string::npos);
+    for (const std::vector<std::string>& verb : std::vector<std::vector<std::string>>{{"info"}, {"reclaim", "--wait-ms", "1"}}) {
+      const mtm::test::RunResult r = poolTool(verb, pool.path());
+      CHECK(r.exitCode == 1);
+      CHECK((r.out + r.err).find(c.says) != std::string::npos);
     }
     // So does a rank that would use the pool.
     cxlcclUniqueId id;
@@ -149,9 +160,9 @@ TEST_CASE("a header whose size does not fit the pool is refused", "[cxl][pool]")
     poolWithRegion(pool.path());
     poke(pool.path(), kHeaderBytesField, bytes);
     CHECK(openError(pool.path()).find("does not fit its") != std::string::npos);
-    ShellOutput out = shell(poolTool() + " info " + pool.path());
-    CHECK(out.status == 1);
-    CHECK(out.text.find("reformat it") != std::string::npos);
+    const mtm::test::RunResult r = poolTool({"info"}, pool.path());
+    CHECK(r.exitCode == 1);
+    CHECK((r.out + r.err).find("reformat it") != std::string::npos);
   }
 }
 
@@ -168,16 +179,16 @@ TEST_CASE("cxlccl-pool info shows a corrupt communicator header as an error, not
   poke(pool.path(), region + 24, std::uint64_t{128});  // lineBytes
   poke(pool.path(), region + 32, 1ull << 40);          // chunkBytes: far past the region
   poke(pool.path(), region + 40, std::uint64_t{8});    // chunks
-  ShellOutput out = shell(poolTool() + " info " + pool.path());
-  CHECK(out.status == 0);
-  CHECK(out.text.find("communicator header field chunkBytes = 1099511627776") != std::string::npos);
+  const mtm::test::RunResult r = poolTool({"info"}, pool.path());
+  CHECK(r.exitCode == 0);
+  CHECK((r.out + r.err).find("communicator header field chunkBytes = 1099511627776") != std::string::npos);
 }
 
 TEST_CASE("cxlccl-pool info creates nothing and needs no write access", "[cxl][pool]") {
   const std::string missing = "/dev/shm/cxlccl-test-missing-" + std::to_string(getpid());
-  ShellOutput out = shell(poolTool() + " info " + missing);
-  CHECK(out.status == 1);
-  CHECK(out.text.find("does not exist (nothing was created)") != std::string::npos);
+  mtm::test::RunResult r = poolTool({"info"}, missing);
+  CHECK(r.exitCode == 1);
+  CHECK((r.out + r.err).find("does not exist (nothing was created)") != std::string::npos);
   CHECK(access(missing.c_str(), F_OK) != 0);
 
   TempPool pool;
@@ -185,12 +196,12 @@ TEST_CASE("cxlccl-pool info creates nothing and needs no write access", "[cxl][p
   MTM_REQUIRE_ROOT("switching users, to read a pool one may not write");
   // Readable by everyone, writable by its owner (root) only: nobody can look, not change.
   REQUIRE(chmod(pool.path().c_str(), 0644) == 0);
-  out = shell("setpriv --reuid=65534 --regid=65534 --clear-groups " + poolTool() + " info " + pool.path());
-  CHECK(out.status == 0);
-  CHECK(out.text.find("pool " + pool.path() + ":") != std::string::npos);
-  out = shell("setpriv --reuid=65534 --regid=65534 --clear-groups " + poolTool() + " reclaim --wait-ms 1 " + pool.path());
-  CHECK(out.status == 1);
-  CHECK(out.text.find("permission denied (it belongs to uid 0") != std::string::npos);
+  r = poolTool({"info"}, pool.path(), kAsNobody);
+  CHECK(r.exitCode == 0);
+  CHECK((r.out + r.err).find("pool " + pool.path() + ":") != std::string::npos);
+  r = poolTool({"reclaim", "--wait-ms", "1"}, pool.path(), kAsNobody);
+  CHECK(r.exitCode == 1);
+  CHECK((r.out + r.err).find("permission denied (it belongs to uid 0") != std::string::npos);
 }
 
 TEST_CASE("a killed peer on this host is known within a second, long before its heartbeat would tell", "[cxl][pool]") {

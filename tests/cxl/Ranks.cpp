@@ -93,18 +93,6 @@ bool isUnsigned(cxlcclDataType_t type) { return type == cxlcclUint8 || type == c
 
 }  // namespace
 
-ShellOutput shell(const std::string& command) {
-  ShellOutput out;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return out;
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, p)) > 0) out.text.append(buffer, n);
-  const int status = pclose(p);
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return out;
-}
-
 TempPool::TempPool(int devices) {
   // Short names when striped: a unique id holds the whole comma-separated list in 95 bytes.
   static int made = 0;

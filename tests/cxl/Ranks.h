@@ -37,14 +37,6 @@ struct ScopedEnv {
   ScopedEnv& operator=(const ScopedEnv&) = delete;
 };
 
-// A command line run through the shell: its exit status (128 + the signal that killed it; -1
-// where it could not be started) and what it printed, stdout and stderr together.
-struct ShellOutput {
-  int status = -1;
-  std::string text;
-};
-ShellOutput shell(const std::string& command);
-
 // Runs `body(rank)` in `nranks` forked processes; each one's exit status (128 + signal when
 // killed). A rank still running after `seconds` is killed (SIGKILL), so a hang fails, not blocks.
 std::vector<int> runRanks(int nranks, const std::function<int(int rank)>& body, int seconds = 120);
